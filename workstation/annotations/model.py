@@ -1,0 +1,322 @@
+"""What a trader marks on a chart: trades, labelled regions and point notes.
+
+Every annotation has an ``id`` (a UUID string), the ``symbol`` and ``timeframe`` it was drawn
+on, ``notes``, ``tags``, a ``source`` (a human, or a model suggestion a human confirmed) and
+``created_at``/``updated_at``. All times are UTC epoch milliseconds. Annotations are frozen
+values: an edit is a new value (``ann.edited(notes=...)``) that the store writes.
+P&L and holding time of a trade are derived, never stored.
+
+Constructing an annotation validates it; a bad value raises ``AnnotationValidationError``
+naming the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import ClassVar, Union
+
+from ..errors import WorkstationError
+from ..market.timeframes import SUPPORTED as TIMEFRAMES
+
+
+class AnnotationError(WorkstationError):
+    """Base of every annotation error."""
+
+
+class AnnotationValidationError(AnnotationError):
+    """A value an annotation cannot hold; ``field`` names it."""
+
+    def __init__(self, field: str, reason: str):
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")
+
+
+class Kind(str, enum.Enum):
+    TRADE = "trade"
+    REGION = "region"
+    POINT = "point"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Direction(str, enum.Enum):
+    LONG = "long"
+    SHORT = "short"
+
+    @property
+    def sign(self) -> int:
+        """+1 for long, -1 for short."""
+        return 1 if self is Direction.LONG else -1
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Source(str, enum.Enum):
+    """Who made the annotation: the trader, or a model suggestion the trader confirmed."""
+
+    HUMAN = "human"
+    MODEL_CONFIRMED = "model-confirmed"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class RegionLabel(str, enum.Enum):
+    """The standard region labels; any other non-empty text is a custom label."""
+
+    UPTREND = "uptrend"
+    DOWNTREND = "downtrend"
+    RANGE = "range"
+    CUSTOM = "custom"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+MAX_TIME_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+
+
+def now_ms() -> int:
+    """The current time in UTC epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def _enum(cls, value, name: str):
+    if isinstance(value, cls):
+        return value
+    try:
+        return cls(value)
+    except ValueError:
+        allowed = " or ".join(member.value for member in cls)
+        raise AnnotationValidationError(name, f"unknown {name} {value!r}; use {allowed}") from None
+
+
+def _time(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise AnnotationValidationError(
+                name, f"must be an integer time in epoch milliseconds, got {value!r}"
+            )
+    if not 0 <= value <= MAX_TIME_MS:
+        raise AnnotationValidationError(
+            name, f"must be between 0 and {MAX_TIME_MS} (year 9999), got {value}"
+        )
+    return value
+
+
+def _price(value, name: str, *, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AnnotationValidationError(name, f"must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise AnnotationValidationError(name, f"must be a positive number, got {value!r}")
+    return value
+
+
+def _text(value, name: str) -> str:
+    if not isinstance(value, str):
+        raise AnnotationValidationError(name, f"must be text, got {value!r}")
+    return value
+
+
+def _tags(value) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise AnnotationValidationError("tags", f"must be a list of texts, got {value!r}")
+    tags: list[str] = []
+    for tag in value:
+        tag = _text(tag, "tags").strip()
+        if not tag:
+            raise AnnotationValidationError("tags", "a tag must not be empty")
+        if ";" in tag or "\n" in tag or "\r" in tag:
+            raise AnnotationValidationError("tags", f"a tag must not contain ';' or a newline: {tag!r}")
+        if tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
+
+
+def _set(obj, name: str, value) -> None:
+    object.__setattr__(obj, name, value)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _AnnotationBase:
+    kind: ClassVar[Kind]
+
+    symbol: str
+    timeframe: str
+    notes: str = ""
+    tags: tuple[str, ...] = ()
+    source: Source = Source.HUMAN
+    id: str = field(default_factory=new_id)
+    created_at: int = field(default_factory=now_ms)
+    updated_at: int | None = None  # None: same as created_at
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str):
+            raise AnnotationValidationError("id", f"must be a UUID text, got {self.id!r}")
+        try:
+            _set(self, "id", str(uuid.UUID(self.id)))
+        except ValueError:
+            raise AnnotationValidationError("id", f"not a UUID: {self.id!r}") from None
+        symbol = _text(self.symbol, "symbol").strip().upper()
+        if not symbol:
+            raise AnnotationValidationError("symbol", "must not be empty")
+        _set(self, "symbol", symbol)
+        timeframe = _text(self.timeframe, "timeframe").strip()
+        if timeframe not in TIMEFRAMES:
+            raise AnnotationValidationError(
+                "timeframe", f"unsupported timeframe {timeframe!r}; use one of {', '.join(TIMEFRAMES)}"
+            )
+        _set(self, "timeframe", timeframe)
+        _set(self, "notes", _text(self.notes, "notes"))
+        _set(self, "tags", _tags(self.tags))
+        _set(self, "source", _enum(Source, self.source, "source"))
+        _set(self, "created_at", _time(self.created_at, "created_at"))
+        updated = self.created_at if self.updated_at is None else _time(self.updated_at, "updated_at")
+        if updated < self.created_at:
+            raise AnnotationValidationError(
+                "updated_at", f"updated_at {updated} is before created_at {self.created_at}"
+            )
+        _set(self, "updated_at", updated)
+
+    def edited(self, **changes) -> "Annotation":
+        """A copy with ``changes`` applied and ``updated_at`` set to now (never earlier)."""
+        return dataclasses.replace(self, updated_at=max(now_ms(), self.updated_at), **changes)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Trade(_AnnotationBase):
+    """A completed trade: entered at ``entry_ts``/``entry_price``, left at ``exit_ts``/``exit_price``.
+
+    ``span`` is (entry_ts, exit_ts); every kind has a ``span`` (first, last time covered).
+    """
+
+    kind: ClassVar[Kind] = Kind.TRADE
+
+    direction: Direction
+    entry_ts: int
+    entry_price: float
+    exit_ts: int
+    exit_price: float
+    stop: float | None = None
+    target: float | None = None
+
+    def __post_init__(self) -> None:
+        _AnnotationBase.__post_init__(self)
+        _set(self, "direction", _enum(Direction, self.direction, "direction"))
+        _set(self, "entry_ts", _time(self.entry_ts, "entry_ts"))
+        _set(self, "exit_ts", _time(self.exit_ts, "exit_ts"))
+        if self.entry_ts > self.exit_ts:
+            raise AnnotationValidationError(
+                "entry_ts", f"entry {self.entry_ts} is after exit {self.exit_ts}"
+            )
+        _set(self, "entry_price", _price(self.entry_price, "entry_price"))
+        _set(self, "exit_price", _price(self.exit_price, "exit_price"))
+        _set(self, "stop", _price(self.stop, "stop", optional=True))
+        _set(self, "target", _price(self.target, "target", optional=True))
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return self.entry_ts, self.exit_ts
+
+    @property
+    def pnl_pct(self) -> float:
+        """Return on the entry price in percent, positive when the trade made money."""
+        return (self.exit_price - self.entry_price) / self.entry_price * 100.0 * self.direction.sign
+
+    @property
+    def holding_ms(self) -> int:
+        return self.exit_ts - self.entry_ts
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Region(_AnnotationBase):
+    """A labelled stretch of time: a ``RegionLabel`` value or custom text."""
+
+    kind: ClassVar[Kind] = Kind.REGION
+
+    start_ts: int
+    end_ts: int
+    label: str
+
+    def __post_init__(self) -> None:
+        _AnnotationBase.__post_init__(self)
+        _set(self, "start_ts", _time(self.start_ts, "start_ts"))
+        _set(self, "end_ts", _time(self.end_ts, "end_ts"))
+        if self.start_ts > self.end_ts:
+            raise AnnotationValidationError(
+                "start_ts", f"start {self.start_ts} is after end {self.end_ts}"
+            )
+        label = self.label.value if isinstance(self.label, RegionLabel) else self.label
+        label = _text(label, "label").strip()
+        if not label:
+            raise AnnotationValidationError("label", "must not be empty")
+        _set(self, "label", label)
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return self.start_ts, self.end_ts
+
+    @property
+    def label_kind(self) -> RegionLabel:
+        """The standard label, or ``RegionLabel.CUSTOM`` for any other text."""
+        try:
+            return RegionLabel(self.label)
+        except ValueError:
+            return RegionLabel.CUSTOM
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Point(_AnnotationBase):
+    """A note pinned to one time, optionally at a price."""
+
+    kind: ClassVar[Kind] = Kind.POINT
+
+    ts: int
+    price: float | None = None
+
+    def __post_init__(self) -> None:
+        _AnnotationBase.__post_init__(self)
+        _set(self, "ts", _time(self.ts, "ts"))
+        _set(self, "price", _price(self.price, "price", optional=True))
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return self.ts, self.ts
+
+
+Annotation = Union[Trade, Region, Point]
+CLASSES: dict[Kind, type] = {Kind.TRADE: Trade, Kind.REGION: Region, Kind.POINT: Point}
+
+
+def annotation_class(kind) -> type:
+    """The class for a kind name (``"trade"`` ...); an unknown kind names the field ``kind``."""
+    return CLASSES[_enum(Kind, kind, "kind")]
+
+
+def unchecked(cls: type, values: dict) -> Annotation:
+    """An annotation built from already-valid ``values`` without validation.
+
+    Only for records the store validated when it wrote them (ten times faster than the
+    constructor, which matters when a chart loads thousands of annotations).
+    """
+    obj = object.__new__(cls)
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+    return obj

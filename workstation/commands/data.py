@@ -1,0 +1,142 @@
+"""Candle data from the command line: ``fetch``, ``import-candles`` and ``candles list|export``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from ..errors import WorkstationError
+from ..market.cache import CandleCache
+from ..market.csv_io import read_candles_csv, write_candles_csv
+from ..market.series import SeriesKey
+from ..market.timeframes import SUPPORTED
+from ..paths import app_paths
+from ..progress import ProgressBar
+from ..timeparse import format_ms, parse_time_ms
+
+
+def register(sub) -> None:
+    fetch = sub.add_parser("fetch", help="download candles from an exchange into the cache")
+    fetch.add_argument("--exchange", default="binance", help="ccxt exchange id (default binance)")
+    fetch.add_argument("--symbol", default="ETH/USDT")
+    fetch.add_argument("--timeframe", default="1m", choices=SUPPORTED)
+    fetch.add_argument("--since", required=True, help="ISO date/datetime (UTC) or epoch ms")
+    fetch.add_argument("--until", help="inclusive; ISO date (whole day), datetime or epoch ms; "
+                                       "default: now")
+    fetch.add_argument("--ccxt-urls", metavar="JSON",
+                       help="merged into the exchange's urls['api'] (testnets, proxies)")
+    fetch.add_argument("--ccxt-options", metavar="JSON", help="merged into the exchange's options")
+    fetch.set_defaults(func=run_fetch)
+
+    imp = sub.add_parser("import-candles", help="import a candle CSV (Binance klines or "
+                                                "ts,open,high,low,close,volume) into the cache")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--symbol", required=True)
+    imp.add_argument("--timeframe", required=True, choices=SUPPORTED)
+    imp.add_argument("--source", default="csv", help="name to file it under (default csv)")
+    imp.set_defaults(func=run_import)
+
+    candles = sub.add_parser("candles", help="what the candle cache holds")
+    what = candles.add_subparsers(dest="candles_command", metavar="ACTION", required=True)
+    what.add_parser("list", help="one line per cached series").set_defaults(func=run_list)
+    export = what.add_parser("export", help="write a cached series as CSV")
+    export.add_argument("--source", required=True)
+    export.add_argument("--symbol", required=True)
+    export.add_argument("--timeframe", required=True, choices=SUPPORTED)
+    export.add_argument("--out", required=True, type=Path, help="FILE.csv (or .csv.gz)")
+    export.add_argument("--since", help="first open time to include")
+    export.add_argument("--until", help="last open time to include")
+    export.set_defaults(func=run_export)
+
+
+def _cache() -> CandleCache:
+    return CandleCache(app_paths().candle_cache)
+
+
+def run_fetch(args) -> int:
+    from ..market.ccxt_feed import CcxtFeed, parse_json_overrides
+
+    key = SeriesKey(args.exchange, args.symbol, args.timeframe)
+    tf = key.timeframe
+    since = tf.floor(parse_time_ms(args.since))
+    now = int(time.time() * 1000)
+    until = parse_time_ms(args.until, end_of_day=True) if args.until else now
+    until = tf.floor(min(until, now))
+    if until < since:
+        raise WorkstationError(f"--until ({format_ms(until)}) is before --since "
+                               f"({format_ms(since)})")
+    urls = parse_json_overrides(args.ccxt_urls, "--ccxt-urls")
+    options = parse_json_overrides(args.ccxt_options, "--ccxt-options")
+    with _cache() as cache:
+        spans = cache.missing(key, since, until)
+        if not spans:
+            print(f"{key}: already cached from {format_ms(since)} to {format_ms(until)}")
+            return 0
+        total = sum(end - start + tf.ms for start, end in spans)
+        bar = ProgressBar(total, f"fetch {key}")
+        stored = asyncio.run(_fetch_spans(CcxtFeed(args.exchange, args.symbol, tf, urls=urls,
+                                                    options=options), cache, key, spans, bar))
+        bar.finish(f"{stored} candles")
+    print(f"{key}: stored {stored} candles ({len(spans)} missing span(s) fetched)")
+    return 0
+
+
+async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar) -> int:
+    stored, done_before = 0, 0
+    async with feed:
+        for start, end in spans:
+            def progress(done_ms: int, _total_ms: int, base=done_before) -> None:
+                bar.update(base + done_ms)
+
+            candles = await feed.fetch_history(start, end, progress=progress)
+            # Only what is closed counts as fetched: a forming candle is asked for again.
+            forming = len(candles) and not candles.last_closed
+            covered_end = int(candles.ts[-1]) - key.timeframe.ms if forming else end
+            covered = (start, covered_end) if covered_end >= start else None
+            stored += cache.put(key, candles, covered=covered)
+            done_before += end - start + key.timeframe.ms
+    return stored
+
+
+def run_import(args) -> int:
+    candles = read_candles_csv(args.file, args.timeframe)
+    key = SeriesKey(args.source, args.symbol, args.timeframe)
+    with _cache() as cache:
+        stored = cache.put(key, candles)
+    print(f"{key}: imported {stored} candles from {args.file} "
+          f"({format_ms(int(candles.ts[0]))} .. {format_ms(int(candles.ts[-1]))})")
+    return 0
+
+
+def run_list(args) -> int:
+    with _cache() as cache:
+        rows = cache.series()
+    if not rows:
+        print("the candle cache is empty (fetch or import-candles fill it)")
+        return 0
+    header = ("source", "symbol", "timeframe", "count", "first", "last", "gaps")
+    table = [header] + [
+        (s.key.source + (" (DEMO)" if s.key.is_demo else ""), s.key.symbol, s.key.timeframe.name,
+         str(s.count), format_ms(s.first_ts), format_ms(s.last_ts),
+         f"{s.gaps} ({s.missing} candles)" if s.gaps else "0")
+        for s in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    return 0
+
+
+def run_export(args) -> int:
+    key = SeriesKey(args.source, args.symbol, args.timeframe)
+    since = parse_time_ms(args.since) if args.since else None
+    until = parse_time_ms(args.until, end_of_day=True) if args.until else None
+    with _cache() as cache:
+        candles = cache.load(key, since, until)
+    if not len(candles):
+        raise WorkstationError(f"the cache holds no candles for {key} in that range "
+                               f"(see `workstation candles list`)")
+    write_candles_csv(candles, args.out)
+    print(f"{key}: wrote {len(candles)} candles to {args.out}")
+    return 0

@@ -1,0 +1,251 @@
+"""``CandleCache``: closed candles of many series in one SQLite file, loaded in column blocks.
+
+Each series (source, symbol, timeframe) is cut into fixed time blocks of ``BLOCK_CANDLES``
+grid slots; a block is one row holding its candles as packed little-endian columns, so a
+million candles load as a few hundred BLOBs and ``np.frombuffer`` instead of a million Python
+rows. ``coverage`` records the time spans already fetched from a source (including stretches
+where the exchange had no candles), so a second fetch asks only for what is missing. Every
+change is one transaction in WAL mode with ``synchronous=FULL``: a process killed mid-write
+leaves the cache as it was before that write.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import WorkstationError
+from .candles import Candles
+from .series import SeriesKey
+from .timeframes import parse_timeframe
+
+BLOCK_CANDLES = 2048
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS series (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    timeframe TEXT NOT NULL,
+    UNIQUE (source, symbol, timeframe)
+);
+CREATE TABLE IF NOT EXISTS blocks (
+    series_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,
+    block INTEGER NOT NULL,
+    count INTEGER NOT NULL CHECK (count > 0),
+    first_ts INTEGER NOT NULL,
+    last_ts INTEGER NOT NULL CHECK (last_ts >= first_ts),
+    data BLOB NOT NULL,
+    PRIMARY KEY (series_id, block)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS coverage (
+    series_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,
+    start_ts INTEGER NOT NULL,
+    end_ts INTEGER NOT NULL CHECK (end_ts >= start_ts),
+    PRIMARY KEY (series_id, start_ts)
+) WITHOUT ROWID;
+"""
+
+
+class CacheError(WorkstationError):
+    """The cache file cannot be used; the message names the file."""
+
+
+@dataclass(frozen=True)
+class SeriesSummary:
+    key: SeriesKey
+    count: int
+    first_ts: int
+    last_ts: int
+    gaps: int  # stretches of missing candles between first and last
+    missing: int  # candles missing between first and last
+
+
+def _pack(ts: np.ndarray, cols: list[np.ndarray]) -> bytes:
+    return ts.astype("<i8").tobytes() + b"".join(c.astype("<f8").tobytes() for c in cols)
+
+
+def _unpack(blob: bytes, count: int) -> list[np.ndarray]:
+    ts = np.frombuffer(blob, dtype="<i8", count=count)
+    cols = [np.frombuffer(blob, dtype="<f8", count=count, offset=8 * count * (i + 1))
+            for i in range(5)]
+    return [ts] + cols
+
+
+class CandleCache:
+    """See the module docstring. Use as a context manager or call ``close()``."""
+
+    def __init__(self, path: "str | Path"):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise CacheError(f"{self.path}: written by a newer Workstation "
+                                 f"(schema {version}, this one reads {SCHEMA_VERSION})")
+            if version < SCHEMA_VERSION:
+                with self._transaction():
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            self._db.execute(statement)
+                    self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"{self.path}: not a usable candle cache ({exc})") from exc
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "CandleCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- plumbing ------------------------------------------------------------------------
+    def _transaction(self):
+        db = self._db
+
+        class _Tx:
+            def __enter__(self):
+                db.execute("BEGIN IMMEDIATE")
+
+            def __exit__(self, exc_type, *_):
+                db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+        return _Tx()
+
+    def _series_id(self, key: SeriesKey, create: bool) -> int | None:
+        row = self._db.execute(
+            "SELECT id FROM series WHERE source=? AND symbol=? AND timeframe=?",
+            (key.source, key.symbol, key.timeframe.name)).fetchone()
+        if row:
+            return row[0]
+        if not create:
+            return None
+        return self._db.execute("INSERT INTO series (source, symbol, timeframe) VALUES (?,?,?)",
+                                (key.source, key.symbol, key.timeframe.name)).lastrowid
+
+    # -- writing -------------------------------------------------------------------------
+    def put(self, key: SeriesKey, candles: Candles, covered: tuple[int, int] | None = None) -> int:
+        """Store the closed candles (a forming last candle is left out), merging with what is
+        there (new values win); record ``covered`` (first, last open time) as fetched.
+        Returns the number of candles stored."""
+        if candles.timeframe != key.timeframe:
+            raise CacheError(f"{key}: candles are {candles.timeframe.name}, "
+                             f"not {key.timeframe.name}")
+        n = len(candles) if candles.last_closed else len(candles) - 1
+        span = BLOCK_CANDLES * key.timeframe.ms
+        with self._transaction():
+            series_id = self._series_id(key, create=True)
+            if n > 0:
+                cols = [c[:n] for c in candles.columns()]
+                block_of = cols[0] // span
+                starts = np.flatnonzero(np.concatenate(([True], block_of[1:] != block_of[:-1])))
+                ends = np.append(starts[1:], n)
+                for s, e in zip(starts.tolist(), ends.tolist()):
+                    self._merge_block(series_id, int(block_of[s]), [c[s:e] for c in cols])
+            if covered is not None:
+                self._add_coverage(series_id, *covered)
+            elif n > 0:
+                self._add_coverage(series_id, int(candles.ts[0]), int(candles.ts[n - 1]))
+        return max(n, 0)
+
+    def _merge_block(self, series_id: int, block: int, new: list[np.ndarray]) -> None:
+        row = self._db.execute("SELECT count, data FROM blocks WHERE series_id=? AND block=?",
+                               (series_id, block)).fetchone()
+        if row:
+            old = _unpack(row[1], row[0])
+            merged = [np.concatenate((a, b)) for a, b in zip(old, new)]
+            order = np.argsort(merged[0], kind="stable")
+            ts_sorted = merged[0][order]
+            keep = np.ones(len(order), dtype=bool)
+            keep[:-1] = ts_sorted[1:] != ts_sorted[:-1]  # the later (new) row wins
+            new = [c[order[keep]] for c in merged]
+        ts = new[0]
+        self._db.execute(
+            "INSERT OR REPLACE INTO blocks (series_id, block, count, first_ts, last_ts, data) "
+            "VALUES (?,?,?,?,?,?)",
+            (series_id, block, len(ts), int(ts[0]), int(ts[-1]), _pack(ts, new[1:])))
+
+    def _add_coverage(self, series_id: int, start: int, end: int) -> None:
+        rows = self._db.execute(
+            "SELECT start_ts, end_ts FROM coverage WHERE series_id=? AND end_ts>=? AND start_ts<=?",
+            (series_id, start - 1, end + 1)).fetchall()
+        for s, e in rows:
+            start, end = min(start, s), max(end, e)
+        self._db.execute("DELETE FROM coverage WHERE series_id=? AND end_ts>=? AND start_ts<=?",
+                         (series_id, start - 1, end + 1))
+        self._db.execute("INSERT INTO coverage (series_id, start_ts, end_ts) VALUES (?,?,?)",
+                         (series_id, start, end))
+
+    def delete(self, key: SeriesKey) -> bool:
+        with self._transaction():
+            series_id = self._series_id(key, create=False)
+            if series_id is None:
+                return False
+            self._db.execute("DELETE FROM series WHERE id=?", (series_id,))
+        return True
+
+    # -- reading -------------------------------------------------------------------------
+    def load(self, key: SeriesKey, since: int | None = None, until: int | None = None) -> Candles:
+        """Candles of ``key`` with open time in [since, until] (both optional, inclusive)."""
+        series_id = self._series_id(key, create=False)
+        if series_id is None:
+            return Candles(key.timeframe)
+        lo = -(2**63) if since is None else int(since)
+        hi = 2**63 - 1 if until is None else int(until)
+        rows = self._db.execute(
+            "SELECT count, data FROM blocks WHERE series_id=? AND last_ts>=? AND first_ts<=? "
+            "ORDER BY block", (series_id, lo, hi)).fetchall()
+        if not rows:
+            return Candles(key.timeframe)
+        parts = [_unpack(data, count) for count, data in rows]
+        cols = [np.concatenate([p[i] for p in parts]) for i in range(6)]
+        if since is not None or until is not None:
+            i0 = np.searchsorted(cols[0], lo, side="left")
+            i1 = np.searchsorted(cols[0], hi, side="right")
+            cols = [c[i0:i1] for c in cols]
+        return Candles.from_arrays(*cols, timeframe=key.timeframe, validate=False)
+
+    def missing(self, key: SeriesKey, start: int, end: int) -> list[tuple[int, int]]:
+        """Spans of [start, end] (open times, inclusive) not yet fetched, on the key's grid."""
+        tf = key.timeframe.ms
+        start = start - start % tf
+        end = end - end % tf
+        series_id = self._series_id(key, create=False)
+        covered = [] if series_id is None else self._db.execute(
+            "SELECT start_ts, end_ts FROM coverage WHERE series_id=? AND end_ts>=? AND start_ts<=? "
+            "ORDER BY start_ts", (series_id, start, end)).fetchall()
+        gaps, cursor = [], start
+        for s, e in covered:
+            if s > cursor:
+                gaps.append((cursor, s - tf))
+            cursor = max(cursor, e + tf)
+        if cursor <= end:
+            gaps.append((cursor, end))
+        return gaps
+
+    def series(self) -> list[SeriesSummary]:
+        """What the cache holds, one summary per series."""
+        out = []
+        for series_id, source, symbol, timeframe in self._db.execute(
+                "SELECT id, source, symbol, timeframe FROM series ORDER BY source, symbol, "
+                "timeframe").fetchall():
+            key = SeriesKey(source, symbol, parse_timeframe(timeframe))
+            ts = np.concatenate([np.frombuffer(data, dtype="<i8", count=count) for count, data in
+                                 self._db.execute("SELECT count, data FROM blocks WHERE "
+                                                  "series_id=? ORDER BY block", (series_id,))]
+                                or [np.empty(0, np.int64)])
+            if not len(ts):
+                continue
+            step = np.diff(ts) // key.timeframe.ms
+            out.append(SeriesSummary(key, len(ts), int(ts[0]), int(ts[-1]),
+                                     int(np.count_nonzero(step > 1)), int((step[step > 1] - 1).sum())))
+        return out

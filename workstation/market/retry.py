@@ -1,0 +1,78 @@
+"""Retrying exchange calls: exponential backoff with jitter on transient ccxt errors.
+
+Transient means ``ccxt.OperationFailed``, which covers ``ccxt.NetworkError`` (timeouts,
+dropped connections, HTTP 429 as ``DDoSProtection``) and Binance's HTTP 500 ``-1000``
+"unknown error" (raised as ``OperationFailed``, *not* a ``NetworkError``). Every other ccxt
+error (``ExchangeError``: bad symbol, bad request, ...) is final and never retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass
+from typing import Awaitable, Callable, TypeVar
+
+import ccxt
+
+from ..errors import WorkstationError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """``max_attempts`` tries per call (1 = no retry); the n-th retry waits
+    ``min(max_delay, base_delay * 2**(n-1))``, shortened by up to ``jitter`` (a fraction)."""
+
+    max_attempts: int = 5
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    jitter: float = 0.5
+
+    def __post_init__(self):
+        if self.max_attempts < 1:
+            raise WorkstationError(f"retry max_attempts must be >= 1, got {self.max_attempts}")
+        if self.base_delay < 0 or self.max_delay < 0:
+            raise WorkstationError("retry delays must be >= 0")
+        if not 0 <= self.jitter <= 1:
+            raise WorkstationError(f"retry jitter must be within 0..1, got {self.jitter}")
+
+    def delay(self, retry: int) -> float:
+        """Seconds to wait before retry number ``retry`` (1-based)."""
+        ceiling = min(self.max_delay, self.base_delay * 2 ** min(retry - 1, 62))
+        return ceiling * (1.0 - self.jitter * random.random())
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether a retry may succeed: ccxt's ``OperationFailed`` family."""
+    return isinstance(error, ccxt.OperationFailed)
+
+
+async def call_with_retry(
+    call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    what: str,
+    on_retry: Callable[[int, float, BaseException], None] | None = None,
+) -> T:
+    """Await ``call()``, retrying transient errors per ``policy``.
+
+    A final (non-transient) ccxt error, or the last transient one, becomes a
+    ``WorkstationError`` naming ``what`` failed; ``on_retry(retry, delay_s, error)`` is told
+    before each wait.
+    """
+    for attempt in range(1, policy.max_attempts + 1):
+        try:
+            return await call()
+        except ccxt.BaseError as error:
+            if not is_transient(error):
+                raise WorkstationError(f"{what} failed: {error}") from error
+            if attempt == policy.max_attempts:
+                raise WorkstationError(
+                    f"{what} failed after {attempt} attempts: {error}") from error
+            delay = policy.delay(attempt)
+            if on_retry is not None:
+                on_retry(attempt, delay, error)
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable")  # the loop always returns or raises

@@ -1,0 +1,529 @@
+"""Checkpoints: one folder per training run, saved so that a crash never loses the last one.
+
+Layout under ``<data dir>/checkpoints/<model>/<run id>/``::
+
+    snapshots/<step>-<token>/model.safetensors   weights (no pickle)
+                            training_state.pt    optimizer, scheduler, RNG states
+                                                 (loadable with torch.load(weights_only=True))
+                            meta.json            config, feature and target settings, data
+                                                 provenance, metrics, step, versions, and the
+                                                 size and SHA-256 of the two files above
+    latest.json                                  {"snapshot": "<step>-<token>"}
+    best.json                                    the same, for the lowest validation loss
+
+A save writes a complete snapshot into a hidden ``.tmp-*`` folder (every file fsynced, then
+the folder), renames that folder into ``snapshots/`` and then switches the pointer
+``latest.json`` (and ``best.json``) by writing a temporary file in the same folder, fsyncing it
+and ``os.replace``-ing it over the old pointer. Until that replace the old pointer names the
+old, untouched snapshot, so a process killed at any moment leaves the previous checkpoint
+loadable; snapshots no pointer names are removed by the next save. ``latest`` and ``best`` of
+one save share a snapshot. One process at a time saves into a run.
+
+Loading verifies sizes and hashes before parsing anything, reads weights with safetensors and
+the training state with ``torch.load(weights_only=True)`` (a pickle that would run code is
+refused), and turns every failure into a :class:`CheckpointError` that names the file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import re
+import secrets
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file as _load_safetensors
+from safetensors.torch import save_file as _save_safetensors
+
+from .. import __version__
+from ..errors import WorkstationError
+from ..paths import app_paths
+
+FORMAT = 1
+DEFAULT_MODEL = "transformer"
+WEIGHTS_FILE = "model.safetensors"
+STATE_FILE = "training_state.pt"
+META_FILE = "meta.json"
+SLOTS = ("latest", "best")
+SNAPSHOTS = "snapshots"
+_TMP_PREFIX = ".tmp-"
+_RUN_ID = re.compile(r"^\d{8}-\d{6}-\d{3}-[0-9a-f]{4}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# Configuration fields that do not change what the weights mean.
+RUNTIME_CONFIG_FIELDS = frozenset({"dropout", "use_gradient_checkpointing"})
+
+
+class CheckpointError(WorkstationError):
+    """A checkpoint that cannot be written or loaded; ``path`` is the file (or folder) at fault."""
+
+    def __init__(self, path: "str | os.PathLike", reason: str):
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"checkpoint {self.path}: {reason}")
+
+
+@dataclass
+class LoadedCheckpoint:
+    """What :meth:`CheckpointStore.load` read: CPU tensors and plain data, nothing executed."""
+
+    weights: dict[str, torch.Tensor]
+    optimizer_state: dict | None
+    scheduler_state: dict | None
+    meta: dict
+    path: Path
+    rng_state: dict | None = None
+
+    @property
+    def run_id(self) -> str:
+        return self.meta["run_id"]
+
+    @property
+    def step(self) -> int:
+        return int(self.meta.get("step", 0))
+
+    def restore_rng(self) -> None:
+        """Put the torch RNGs back where they were at the save, for an exact resume."""
+        if not self.rng_state:
+            return
+        torch.set_rng_state(self.rng_state["cpu"])
+        cuda = self.rng_state.get("cuda") or []
+        if cuda and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all(cuda)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run as ``checkpoints list`` shows it; ``error`` says why its latest cannot be read."""
+
+    run_id: str
+    model: str
+    path: Path
+    created: str
+    step: int | None
+    epoch: int | None
+    metrics: dict = field(default_factory=dict)
+    provenance: Any = None
+    size_bytes: int = 0
+    has_best: bool = False
+    error: str | None = None
+
+
+# -- file helpers ----------------------------------------------------------------------------
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename or new file in ``folder`` durable (not possible, nor needed, on Windows)."""
+    if os.name == "nt":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Temporary file in the same folder, fsync, ``os.replace``, fsync of the folder."""
+    tmp = path.with_name(f"{_TMP_PREFIX}{path.name}-{secrets.token_hex(4)}")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _folder_size(folder: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _plain_problem(value: Any, where: str) -> str | None:
+    """Where ``value`` holds something ``torch.load(weights_only=True)`` would refuse."""
+    if value is None or isinstance(value, (bool, int, float, str, torch.Tensor, torch.dtype,
+                                           torch.device, torch.Size)):
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, (str, int)):
+                return f"{where}: key {key!r} is a {type(key).__name__}"
+            problem = _plain_problem(item, f"{where}.{key}")
+            if problem:
+                return problem
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            problem = _plain_problem(item, f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    return f"{where} is a {type(value).__name__}"
+
+
+def _cpu_weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The state dict as contiguous CPU tensors, each with its own storage (safetensors needs it)."""
+    out: dict[str, torch.Tensor] = {}
+    seen: set[tuple[int, int]] = set()
+    for name, tensor in model.state_dict().items():
+        tensor = tensor.detach().to("cpu").contiguous()
+        key = (tensor.untyped_storage().data_ptr(), tensor.untyped_storage().nbytes())
+        if key in seen:
+            tensor = tensor.clone()
+        seen.add(key)
+        out[name] = tensor
+    return out
+
+
+def _rng_state() -> dict:
+    state = {"cpu": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def versions() -> dict[str, str]:
+    import numpy
+    import safetensors
+
+    return {
+        "workstation": __version__,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "safetensors": safetensors.__version__,
+    }
+
+
+def _utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _created_from_run_id(run_id: str) -> str:
+    stamp = _dt.datetime.strptime(run_id[:19], "%Y%m%d-%H%M%S-%f")
+    return stamp.replace(tzinfo=_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+# -- the store -------------------------------------------------------------------------------
+class CheckpointStore:
+    """The runs of one model under ``root`` (default: the data dir's ``checkpoints``)."""
+
+    _id_lock = threading.Lock()
+    _last_stamp = ""
+
+    def __init__(self, root: "str | os.PathLike | None" = None, model: str = DEFAULT_MODEL):
+        if not _NAME.match(model):
+            raise WorkstationError(f"bad model name {model!r}: use letters, digits, '_', '-', '.'")
+        self.root = Path(root) if root is not None else app_paths().checkpoints_dir
+        self.model = model
+        self.folder = self.root / model
+
+    # runs
+    def new_run_id(self) -> str:
+        """A fresh run id that sorts after every run id this store has (UTC time + random)."""
+        with CheckpointStore._id_lock:
+            now = _dt.datetime.now(_dt.timezone.utc)
+            stamp = now.strftime("%Y%m%d-%H%M%S-") + f"{now.microsecond // 1000:03d}"
+            newest = max([CheckpointStore._last_stamp] + [r[:19] for r in self.run_ids()])
+            if stamp <= newest:
+                later = _dt.datetime.strptime(newest, "%Y%m%d-%H%M%S-%f")
+                later += _dt.timedelta(milliseconds=1)
+                stamp = later.strftime("%Y%m%d-%H%M%S-") + f"{later.microsecond // 1000:03d}"
+            CheckpointStore._last_stamp = stamp
+            return f"{stamp}-{secrets.token_hex(2)}"
+
+    def run_ids(self) -> list[str]:
+        """Ids of the runs on disk, oldest first."""
+        if not self.folder.is_dir():
+            return []
+        return sorted(p.name for p in self.folder.iterdir() if p.is_dir() and _RUN_ID.match(p.name))
+
+    def run_dir(self, run_id: str) -> Path:
+        if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+            raise CheckpointError(self.folder / str(run_id),
+                                  "not a run id (expected e.g. 20261130-011500-000-ab12)")
+        return self.folder / run_id
+
+    def latest_run_id(self) -> str | None:
+        """The newest run that has a ``latest`` checkpoint, or None."""
+        for run_id in reversed(self.run_ids()):
+            if (self.folder / run_id / "latest.json").is_file():
+                return run_id
+        return None
+
+    # save
+    def save(self, run_id: str, model: torch.nn.Module, optimizer=None, scheduler=None,
+             meta: dict | None = None, *, is_best: bool = False) -> Path:
+        """Write a snapshot of the run and point ``latest`` (and ``best`` if ``is_best``) at it.
+
+        ``meta`` is the caller's JSON-able description (``config``, ``features``, ``targets``,
+        ``provenance``, ``metrics``, ``step``, ``epoch`` ...); the store adds the run id, model
+        name, time, versions and file hashes. Returns the snapshot folder.
+        """
+        run = self.run_dir(run_id)
+        meta = dict(meta or {})
+        step = int(meta.get("step", 0))
+        state = {
+            "optimizer": optimizer.state_dict() if optimizer is not None else None,
+            "scheduler": scheduler.state_dict() if scheduler is not None else None,
+            "rng": _rng_state(),
+        }
+        problem = _plain_problem(state, "training state")
+        if problem:
+            raise CheckpointError(run / STATE_FILE, f"cannot be saved without pickle: {problem}")
+        snapshots = run / SNAPSHOTS
+        snapshots.mkdir(parents=True, exist_ok=True)
+        name = f"{step:010d}-{secrets.token_hex(3)}"
+        tmp = run / f"{_TMP_PREFIX}{name}"
+        tmp.mkdir()
+        try:
+            _save_safetensors(_cpu_weights(model), str(tmp / WEIGHTS_FILE),
+                              metadata={"format": str(FORMAT), "run_id": run_id})
+            _fsync_file(tmp / WEIGHTS_FILE)
+            with open(tmp / STATE_FILE, "wb") as fh:
+                torch.save(state, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            meta.update(
+                format=FORMAT, run_id=run_id, model=self.model, step=step, saved=_utc_now(),
+                versions=versions(),
+                files={n: {"bytes": (tmp / n).stat().st_size, "sha256": _sha256(tmp / n)}
+                       for n in (WEIGHTS_FILE, STATE_FILE)},
+            )
+            try:
+                text = json.dumps(meta, indent=1, sort_keys=True, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise CheckpointError(tmp / META_FILE, f"meta is not plain JSON: {exc}") from None
+            with open(tmp / META_FILE, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            _fsync_dir(tmp)
+            final = snapshots / name
+            os.rename(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _fsync_dir(snapshots)
+        _fsync_dir(run)
+        pointer = json.dumps({"format": FORMAT, "snapshot": name, "step": step}).encode()
+        write_atomic(run / "latest.json", pointer)
+        if is_best:
+            write_atomic(run / "best.json", pointer)
+        self._collect_garbage(run)
+        return final
+
+    def _collect_garbage(self, run: Path) -> None:
+        """Remove snapshots no pointer names, and folders left by interrupted saves."""
+        try:
+            keep = {self._pointer(run, slot, missing_ok=True) for slot in SLOTS}
+        except CheckpointError:
+            return  # a damaged pointer: keep every snapshot, the user decides
+        for entry in run.iterdir():
+            if entry.name.startswith(_TMP_PREFIX):
+                if entry.is_dir():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+        for entry in (run / SNAPSHOTS).iterdir():
+            if entry.name not in keep:
+                shutil.rmtree(entry, ignore_errors=True)
+
+    # load
+    def _pointer(self, run: Path, which: str, *, missing_ok: bool = False) -> str | None:
+        if which not in SLOTS:
+            raise CheckpointError(run, f"unknown checkpoint {which!r}; use one of {SLOTS}")
+        path = run / f"{which}.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            if missing_ok:
+                return None
+            if not run.is_dir():
+                raise CheckpointError(run, "no such run") from None
+            raise CheckpointError(path, f"run has no {which} checkpoint") from None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise CheckpointError(path, f"unreadable pointer: {exc}") from None
+        name = data.get("snapshot") if isinstance(data, dict) else None
+        if not isinstance(name, str) or not _NAME.match(name) or name.startswith(_TMP_PREFIX):
+            raise CheckpointError(path, "not a checkpoint pointer (no valid 'snapshot')")
+        return name
+
+    def snapshot_dir(self, run_id: str, which: str = "latest") -> Path:
+        run = self.run_dir(run_id)
+        return run / SNAPSHOTS / self._pointer(run, which)
+
+    def load(self, run_id: str, which: str = "latest", *, map_location="cpu") -> LoadedCheckpoint:
+        """Read and verify checkpoint ``which`` (``latest`` or ``best``) of a run."""
+        for attempt in range(3):
+            folder = self.snapshot_dir(run_id, which)
+            if folder.is_dir() or attempt == 2:
+                break  # else a concurrent save replaced it between our two reads: read again
+        return load_snapshot(folder, map_location=map_location)
+
+    # list, delete, clear
+    def list_runs(self) -> list[RunInfo]:
+        """Every run of this model, oldest first, described from its ``latest`` meta."""
+        out = []
+        for run_id in self.run_ids():
+            run = self.folder / run_id
+            meta, error = {}, None
+            try:
+                meta = read_meta(self.snapshot_dir(run_id, "latest"))
+            except CheckpointError as exc:
+                error = str(exc)
+            out.append(RunInfo(
+                run_id=run_id, model=self.model, path=run,
+                created=_created_from_run_id(run_id),
+                step=meta.get("step"), epoch=meta.get("epoch"),
+                metrics=meta.get("metrics") or {}, provenance=meta.get("provenance"),
+                size_bytes=_folder_size(run), has_best=(run / "best.json").is_file(),
+                error=error,
+            ))
+        return out
+
+    def delete_run(self, run_id: str) -> int:
+        """Remove a run; returns the bytes freed."""
+        run = self.run_dir(run_id)
+        if not run.is_dir():
+            raise CheckpointError(run, "no such run")
+        size = _folder_size(run)
+        shutil.rmtree(run)
+        return size
+
+    def clear(self) -> tuple[int, int]:
+        """Remove every run of this model; returns ``(runs, bytes)`` freed."""
+        runs = self.run_ids()
+        return len(runs), sum(self.delete_run(r) for r in runs)
+
+
+def model_stores(root: "str | os.PathLike | None" = None) -> list[CheckpointStore]:
+    """One store per model folder under ``root`` (default: the data dir's ``checkpoints``)."""
+    root = Path(root) if root is not None else app_paths().checkpoints_dir
+    if not root.is_dir():
+        return []
+    return [CheckpointStore(root, p.name) for p in sorted(root.iterdir())
+            if p.is_dir() and _NAME.match(p.name)]
+
+
+# -- reading one snapshot ----------------------------------------------------------------------
+def read_meta(folder: Path) -> dict:
+    """A snapshot's meta.json, checked to be a Workstation checkpoint of a known format."""
+    path = folder / META_FILE
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CheckpointError(path, "missing") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CheckpointError(path, f"not valid JSON: {exc}") from None
+    if not isinstance(meta, dict) or "format" not in meta or "files" not in meta:
+        raise CheckpointError(path, "not a Workstation checkpoint (no 'format'/'files')")
+    if meta["format"] != FORMAT:
+        raise CheckpointError(path, f"checkpoint format {meta['format']!r}; this version of "
+                                    f"Workstation reads format {FORMAT}")
+    return meta
+
+
+def _verify(folder: Path, meta: dict, name: str) -> Path:
+    path = folder / name
+    expected = meta["files"].get(name) if isinstance(meta["files"], dict) else None
+    if not isinstance(expected, dict):
+        raise CheckpointError(folder / META_FILE, f"does not describe {name}")
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise CheckpointError(path, "missing") from None
+    if size != expected.get("bytes"):
+        raise CheckpointError(path, f"truncated or altered: {size} bytes, meta.json says "
+                                    f"{expected.get('bytes')}")
+    if _sha256(path) != expected.get("sha256"):
+        raise CheckpointError(path, "corrupt: SHA-256 differs from meta.json")
+    return path
+
+
+def load_snapshot(folder: "str | os.PathLike", *, map_location="cpu") -> LoadedCheckpoint:
+    """Verify and read one snapshot folder (see the module docstring)."""
+    folder = Path(folder)
+    meta = read_meta(folder)
+    weights_path = _verify(folder, meta, WEIGHTS_FILE)
+    state_path = _verify(folder, meta, STATE_FILE)
+    try:
+        weights = _load_safetensors(str(weights_path), device="cpu")
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(weights_path, f"not readable as safetensors: {exc}") from None
+    try:
+        state = torch.load(state_path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - UnpicklingError, RuntimeError, EOFError ...
+        reason = " ".join(str(exc).split())[:300]
+        raise CheckpointError(state_path, f"refused or unreadable training state "
+                                          f"({type(exc).__name__}): {reason}") from None
+    if not isinstance(state, dict) or not {"optimizer", "scheduler"} <= state.keys():
+        raise CheckpointError(state_path, "not a training state (no optimizer/scheduler)")
+    return LoadedCheckpoint(weights=weights, optimizer_state=state["optimizer"],
+                            scheduler_state=state["scheduler"], meta=meta, path=folder,
+                            rng_state=state.get("rng"))
+
+
+# -- fitting a checkpoint to a model -----------------------------------------------------------
+def config_differences(saved: dict, current: dict,
+                       ignore: Iterable[str] = RUNTIME_CONFIG_FIELDS) -> list[str]:
+    """``"field: saved -> current"`` for each model setting that changes the weights' meaning."""
+    ignore = set(ignore)
+    keys = sorted((set(saved) | set(current)) - ignore)
+    return [f"{k}: {saved.get(k, '(absent)')!r} -> {current.get(k, '(absent)')!r}"
+            for k in keys if saved.get(k, "(absent)") != current.get(k, "(absent)")]
+
+
+def _some(items: list[str], sep: str, n: int = 3) -> str:
+    return sep.join(items[:n]) + (f"{sep}... ({len(items) - n} more)" if len(items) > n else "")
+
+
+def apply_weights(model: torch.nn.Module, loaded: LoadedCheckpoint) -> None:
+    """Load the checkpoint's weights into ``model``, or say precisely why they do not fit."""
+    path = loaded.path / WEIGHTS_FILE
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(loaded.weights))
+    unexpected = sorted(set(loaded.weights) - set(expected))
+    shapes = [f"{k} {tuple(loaded.weights[k].shape)} vs {tuple(expected[k].shape)}"
+              for k in sorted(set(expected) & set(loaded.weights))
+              if loaded.weights[k].shape != expected[k].shape]
+    problems = []
+    if missing:
+        problems.append(f"missing {len(missing)} tensors ({_some(missing, ', ')})")
+    if unexpected:
+        problems.append(f"{len(unexpected)} unknown tensors ({_some(unexpected, ', ')})")
+    if shapes:
+        problems.append(f"shape mismatch: {_some(shapes, '; ')}")
+    if problems:
+        raise CheckpointError(path, "does not fit this model: " + ", ".join(problems))
+    with torch.no_grad():
+        model.load_state_dict(loaded.weights)

@@ -1,0 +1,135 @@
+"""Per-candle model inputs: causal, scale-free, vectorised.
+
+Row ``t`` of :func:`make_features` depends only on candles ``<= t``; changing any later candle
+leaves it bit-for-bit unchanged. Prices enter only as log ratios, so the same market at another
+price level gives the same features. Returns are expressed in units of a trailing volatility
+(the RMS of close-to-close log returns over ``volatility_window`` candles), which makes them
+comparable across timeframes and calm or wild markets.
+
+Columns (``FEATURE_NAMES``):
+
+- ``open_ret high_ret low_ret close_ret``: log(price_t / close_{t-1}) / volatility_t
+- ``range``: log(high_t / low_t) / volatility_t
+- ``log_volume``: log1p(volume_t / trailing mean volume) - log 2 (0 for an average candle)
+- ``vol_regime``: 0.5 * log(short-window mean square return / long-window mean square return)
+- ``tod_sin tod_cos``: time of day (UTC) of the candle's open on the unit circle
+
+Trailing windows include candle ``t``; at the start of a series they average what exists.
+A series that starts ``spec.warmup`` or more candles before ``t`` gives exactly the same row
+``t`` as the full history, so a live window needs only its own candles plus ``warmup``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..errors import WorkstationError
+
+FEATURE_NAMES = (
+    "open_ret", "high_ret", "low_ret", "close_ret", "range",
+    "log_volume", "vol_regime", "tod_sin", "tod_cos",
+)
+N_FEATURES = len(FEATURE_NAMES)
+FEATURES_VERSION = 1
+_DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """Settings of :func:`make_features`; recorded in every checkpoint (``to_dict``)."""
+
+    volatility_window: int = 60
+    regime_window: int = 10
+    volume_window: int = 60
+    min_volatility_bps: float = 0.1
+    clip: float = 10.0
+    version: int = FEATURES_VERSION
+
+    def __post_init__(self) -> None:
+        for name in ("volatility_window", "regime_window", "volume_window"):
+            if int(getattr(self, name)) < 1:
+                raise WorkstationError(f"feature setting {name} must be >= 1, "
+                                       f"got {getattr(self, name)!r}")
+        if not self.min_volatility_bps > 0:
+            raise WorkstationError(f"feature setting min_volatility_bps must be > 0, "
+                                   f"got {self.min_volatility_bps!r}")
+        if not self.clip > 0:
+            raise WorkstationError(f"feature setting clip must be > 0, got {self.clip!r}")
+        if self.version != FEATURES_VERSION:
+            raise WorkstationError(f"features version {self.version} is not supported "
+                                   f"(this Workstation computes version {FEATURES_VERSION})")
+
+    @property
+    def n_features(self) -> int:
+        return N_FEATURES
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return FEATURE_NAMES
+
+    @property
+    def warmup(self) -> int:
+        """Candles before ``t`` that row ``t`` depends on (at most)."""
+        return max(self.volatility_window, self.regime_window, self.volume_window)
+
+    def to_dict(self) -> dict:
+        return dict(asdict(self), names=list(FEATURE_NAMES))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FeatureSpec":
+        """Inverse of ``to_dict``; a checkpoint from other features is a clear error."""
+        names = data.get("names")
+        if names is not None and tuple(names) != FEATURE_NAMES:
+            raise WorkstationError(f"these features ({', '.join(names)}) differ from the ones "
+                                   f"this Workstation computes ({', '.join(FEATURE_NAMES)})")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known - {"names"})
+        if unknown:
+            raise WorkstationError(f"unknown feature settings: {', '.join(unknown)}")
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def trailing_mean(x: np.ndarray, window: int) -> np.ndarray:
+    """Mean of ``x[max(0, t - window + 1) : t + 1]`` for every ``t``; each value is summed
+    from its own window only, so it does not depend on where the series starts."""
+    n = len(x)
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    padded = np.concatenate((np.zeros(window - 1, dtype=np.float64), x.astype(np.float64)))
+    sums = sliding_window_view(padded, window).sum(axis=1)
+    counts = np.minimum(np.arange(1, n + 1, dtype=np.float64), float(window))
+    return sums / counts
+
+
+def make_features(candles, spec: FeatureSpec | None = None) -> np.ndarray:
+    """``float32 [len(candles), N_FEATURES]`` for a ``Candles`` series; see the module docstring."""
+    spec = spec or FeatureSpec()
+    ts, o, h, l, c, v = candles.columns()
+    n = len(ts)
+    out = np.empty((n, N_FEATURES), dtype=np.float32)
+    if n == 0:
+        return out
+    log_o, log_h, log_l, log_c = (np.log(x) for x in (o, h, l, c))
+    log_prev = np.concatenate((log_o[:1], log_c[:-1]))  # the first candle has no previous close
+    rets = np.stack((log_o - log_prev, log_h - log_prev, log_l - log_prev, log_c - log_prev,
+                     log_h - log_l), axis=1)
+    floor = (spec.min_volatility_bps * 1e-4) ** 2
+    square = rets[:, 3] ** 2
+    long_ms = trailing_mean(square, spec.volatility_window) + floor
+    short_ms = trailing_mean(square, spec.regime_window) + floor
+    scaled = rets / np.sqrt(long_ms)[:, None]
+    np.clip(scaled, -spec.clip, spec.clip, out=scaled)
+    out[:, 0:5] = scaled
+
+    mean_volume = trailing_mean(v, spec.volume_window)
+    ratio = np.divide(v, mean_volume, out=np.zeros(n), where=mean_volume > 0)
+    out[:, 5] = np.log1p(ratio) - np.log(2.0)
+    out[:, 6] = np.clip(0.5 * np.log(short_ms / long_ms), -spec.clip, spec.clip)
+
+    angle = (ts % _DAY_MS).astype(np.float64) * (2.0 * np.pi / _DAY_MS)
+    out[:, 7] = np.sin(angle)
+    out[:, 8] = np.cos(angle)
+    return out

@@ -1,0 +1,36 @@
+"""A one-line text progress bar on stderr for long CLI commands."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+class ProgressBar:
+    """``bar.update(done)`` redraws at most 10 times a second; ``bar.finish()`` ends the line."""
+
+    def __init__(self, total: float, label: str, *, stream=None, width: int = 30):
+        self.total = max(float(total), 1.0)
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.width = width
+        self._last = 0.0
+        self._started = time.monotonic()
+
+    def update(self, done: float, note: str = "") -> None:
+        now = time.monotonic()
+        if now - self._last < 0.1 and done < self.total:
+            return
+        self._last = now
+        frac = min(max(done / self.total, 0.0), 1.0)
+        filled = int(frac * self.width)
+        bar = "#" * filled + "-" * (self.width - filled)
+        elapsed = now - self._started
+        self.stream.write(f"\r{self.label} [{bar}] {frac * 100:5.1f}% {elapsed:6.1f}s {note}")
+        self.stream.flush()
+
+    def finish(self, note: str = "") -> None:
+        self._last = 0.0
+        self.update(self.total, note)
+        self.stream.write("\n")
+        self.stream.flush()

@@ -1,0 +1,1 @@
+"""The Qt layer: a thin view over the Qt-free core (``market``, ``annotations``, ``ml``)."""
