@@ -154,7 +154,7 @@ def _set(obj, name: str, value) -> None:
     object.__setattr__(obj, name, value)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class _AnnotationBase:
     kind: ClassVar[Kind]
 
@@ -200,7 +200,7 @@ class _AnnotationBase:
         return dataclasses.replace(self, updated_at=max(now_ms(), self.updated_at), **changes)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class Trade(_AnnotationBase):
     """A completed trade: entered at ``entry_ts``/``entry_price``, left at ``exit_ts``/``exit_price``.
 
@@ -218,7 +218,7 @@ class Trade(_AnnotationBase):
     target: float | None = None
 
     def __post_init__(self) -> None:
-        _AnnotationBase.__post_init__(self)
+        super().__post_init__()
         _set(self, "direction", _enum(Direction, self.direction, "direction"))
         _set(self, "entry_ts", _time(self.entry_ts, "entry_ts"))
         _set(self, "exit_ts", _time(self.exit_ts, "exit_ts"))
@@ -245,7 +245,7 @@ class Trade(_AnnotationBase):
         return self.exit_ts - self.entry_ts
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class Region(_AnnotationBase):
     """A labelled stretch of time: a ``RegionLabel`` value or custom text."""
 
@@ -256,7 +256,7 @@ class Region(_AnnotationBase):
     label: str
 
     def __post_init__(self) -> None:
-        _AnnotationBase.__post_init__(self)
+        super().__post_init__()
         _set(self, "start_ts", _time(self.start_ts, "start_ts"))
         _set(self, "end_ts", _time(self.end_ts, "end_ts"))
         if self.start_ts > self.end_ts:
@@ -282,7 +282,7 @@ class Region(_AnnotationBase):
             return RegionLabel.CUSTOM
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class Point(_AnnotationBase):
     """A note pinned to one time, optionally at a price."""
 
@@ -292,7 +292,7 @@ class Point(_AnnotationBase):
     price: float | None = None
 
     def __post_init__(self) -> None:
-        _AnnotationBase.__post_init__(self)
+        super().__post_init__()
         _set(self, "ts", _time(self.ts, "ts"))
         _set(self, "price", _price(self.price, "price", optional=True))
 
@@ -317,6 +317,5 @@ def unchecked(cls: type, values: dict) -> Annotation:
     constructor, which matters when a chart loads thousands of annotations).
     """
     obj = object.__new__(cls)
-    for name, value in values.items():
-        object.__setattr__(obj, name, value)
+    obj.__dict__.update(values)
     return obj

@@ -66,13 +66,13 @@ def find_problem(ts, o, h, l, c, v, timeframe: Timeframe | None = None) -> _Prob
             found.append(_Problem(row, field, reason(row) if callable(reason) else reason))
 
     for name, col in zip(PRICE_FIELDS, (o, h, l, c, v)):
-        check(~np.isfinite(col), name, lambda r, col=col: f"not a finite number ({col[r]!r})")
+        check(~np.isfinite(col), name, lambda r, col=col: f"not a finite number ({col[r]})")
     for name, col in zip(PRICE_FIELDS[:4], (o, h, l, c)):
-        check(col <= 0, name, lambda r, col=col: f"price must be positive, got {col[r]!r}")
-    check(v < 0, "volume", lambda r: f"negative volume {v[r]!r}")
+        check(col <= 0, name, lambda r, col=col: f"price must be positive, got {col[r]}")
+    check(v < 0, "volume", lambda r: f"negative volume {v[r]}")
     with np.errstate(invalid="ignore"):
-        check(h < np.maximum(o, c), "high", lambda r: f"high {h[r]!r} is below max(open, close)")
-        check(l > np.minimum(o, c), "low", lambda r: f"low {l[r]!r} is above min(open, close)")
+        check(h < np.maximum(o, c), "high", lambda r: f"high {h[r]} is below max(open, close)")
+        check(l > np.minimum(o, c), "low", lambda r: f"low {l[r]} is above min(open, close)")
     if len(ts) > 1:
         step = np.diff(ts)
         check(

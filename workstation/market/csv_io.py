@@ -22,7 +22,7 @@ from .candles import PRICE_FIELDS, Candles, find_problem
 from .timeframes import Timeframe, parse_timeframe
 
 HEADER = "ts_ms,open,high,low,close,volume"
-_TS_NAMES = {"ts", "ts_ms", "timestamp", "time", "open_time", "opentime", "date"}
+_TS_NAMES = {"ts", "ts_ms", "timestamp", "time", "open_time", "opentime"}
 _MICROSECONDS_ABOVE = 10**14  # ms timestamps stay below this until the year 5138
 
 

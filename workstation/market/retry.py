@@ -62,17 +62,18 @@ async def call_with_retry(
     ``WorkstationError`` naming ``what`` failed; ``on_retry(retry, delay_s, error)`` is told
     before each wait.
     """
-    for attempt in range(1, policy.max_attempts + 1):
+    attempt = 1
+    while True:
         try:
             return await call()
         except ccxt.BaseError as error:
             if not is_transient(error):
                 raise WorkstationError(f"{what} failed: {error}") from error
-            if attempt == policy.max_attempts:
+            if attempt >= policy.max_attempts:
                 raise WorkstationError(
                     f"{what} failed after {attempt} attempts: {error}") from error
             delay = policy.delay(attempt)
             if on_retry is not None:
                 on_retry(attempt, delay, error)
             await asyncio.sleep(delay)
-    raise AssertionError("unreachable")  # the loop always returns or raises
+            attempt += 1

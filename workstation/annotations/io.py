@@ -1,0 +1,412 @@
+"""Annotations to and from files: versioned JSON (every kind, every field) and CSV (trades).
+
+JSON, version 1::
+
+    {"version": 1, "annotations": [{"id": "<uuid>", "kind": "trade" | "region" | "point",
+      "symbol", "timeframe", "direction", "entry_ts", "entry_price", "exit_ts", "exit_price",
+      "stop", "target", "label", "start_ts", "end_ts", "ts", "price", "notes", "tags",
+      "source", "created_at", "updated_at"}, ...]}
+
+Times are UTC epoch milliseconds. Fields that do not apply to a kind are null: a trade uses
+direction, entry_ts/entry_price, exit_ts/exit_price and optional stop/target; a region uses
+label, start_ts and end_ts; a point uses ts and an optional price. ``stop``, ``target``, ``ts``
+and ``price`` may be left out (they read as null); every other key must be present; notes and
+tags may be null (empty). Unknown keys are an error.
+
+CSV (trades only), UTF-8, one header line::
+
+    id,symbol,timeframe,direction,entry_ts,entry_price,exit_ts,exit_price,stop,target,notes,tags,source,created_at,updated_at
+
+``tags`` are joined by ``;``; an empty cell is null. Only direction, entry_ts, entry_price,
+exit_ts and exit_price columns are required: a missing symbol or timeframe comes from the
+importer's ``symbol``/``timeframe``; source defaults to human; missing created_at/updated_at
+default to the file's modification time; a missing id is derived from the trade's content,
+so that importing the same file again finds the same records.
+
+Reading is all-or-nothing: the first bad record raises ``AnnotationImportError`` naming the
+file, the record (``annotations[i]`` or ``line N``), its id when known, and the field.
+Writing goes to a temporary file in the same folder, fsynced, then renamed over the target.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .model import (
+    Annotation,
+    AnnotationError,
+    AnnotationValidationError,
+    Kind,
+    Trade,
+    annotation_class,
+)
+from .store import AnnotationStore, MergeResult
+
+JSON_VERSION = 1
+JSON_FIELDS = (
+    "id", "kind", "symbol", "timeframe", "direction", "entry_ts", "entry_price", "exit_ts",
+    "exit_price", "stop", "target", "label", "start_ts", "end_ts", "ts", "price", "notes",
+    "tags", "source", "created_at", "updated_at",
+)
+_JSON_OPTIONAL_KEYS = {"stop", "target", "ts", "price"}
+_COMMON_FIELDS = ("id", "symbol", "timeframe", "notes", "tags", "source", "created_at",
+                  "updated_at")
+_KIND_FIELDS = {
+    Kind.TRADE: ("direction", "entry_ts", "entry_price", "exit_ts", "exit_price", "stop",
+                 "target"),
+    Kind.REGION: ("label", "start_ts", "end_ts"),
+    Kind.POINT: ("ts", "price"),
+}
+_NULLABLE = {"stop", "target", "price", "notes", "tags"}
+
+CSV_FIELDS = (
+    "id", "symbol", "timeframe", "direction", "entry_ts", "entry_price", "exit_ts",
+    "exit_price", "stop", "target", "notes", "tags", "source", "created_at", "updated_at",
+)
+CSV_REQUIRED = ("direction", "entry_ts", "entry_price", "exit_ts", "exit_price")
+# Ids of CSV trades without one: uuid5 of their content in this namespace.
+CSV_ID_NAMESPACE = uuid.UUID("6f0d8a52-2d1e-4c59-9a55-7c2b8f1e0a31")
+FORMATS = ("json", "csv")
+
+
+class AnnotationImportError(AnnotationError):
+    """A file that cannot be imported. ``record`` is the 0-based record index (None for the
+    file as a whole), ``record_id`` its id when known, ``field`` the offending field."""
+
+    def __init__(self, path, reason: str, *, record: int | None = None, where: str | None = None,
+                 record_id: str | None = None, field: str | None = None):
+        self.path = Path(path)
+        self.record = record
+        self.record_id = record_id
+        self.field = field
+        self.reason = reason
+        parts = [str(path)]
+        if where:
+            parts.append(where + (f" (id {record_id})" if record_id else ""))
+        if field:
+            parts.append(field)
+        super().__init__(": ".join(parts + [reason]))
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """``read``: valid records in the file; ``selected``: those matching the symbol/timeframe
+    filter; ``merge``: what the store did with them."""
+
+    read: int
+    selected: int
+    merge: MergeResult
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """``written`` records; ``skipped``: regions and points a CSV file cannot hold."""
+
+    written: int
+    skipped: int = 0
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+def to_json_record(ann: Annotation) -> dict:
+    """The version-1 JSON object of one annotation (all keys, null where not applicable)."""
+    record = dict.fromkeys(JSON_FIELDS)
+    record["kind"] = ann.kind.value
+    for name in _COMMON_FIELDS + _KIND_FIELDS[ann.kind]:
+        value = getattr(ann, name)
+        record[name] = value.value if hasattr(value, "value") else value
+    record["tags"] = list(ann.tags)
+    return record
+
+
+def from_json_record(record) -> Annotation:
+    """One annotation from its JSON object; ``AnnotationValidationError`` names a bad field."""
+    if not isinstance(record, dict):
+        raise AnnotationValidationError("record", f"must be an object, got {type(record).__name__}")
+    for key in record:
+        if key not in JSON_FIELDS:
+            raise AnnotationValidationError(str(key), "unknown field")
+    for key in JSON_FIELDS:
+        if key not in record and key not in _JSON_OPTIONAL_KEYS:
+            raise AnnotationValidationError(key, "missing")
+    if record["kind"] is None:
+        raise AnnotationValidationError("kind", "missing")
+    cls = annotation_class(record["kind"])
+    own = _COMMON_FIELDS + _KIND_FIELDS[cls.kind]
+    for key in JSON_FIELDS:
+        value = record.get(key)
+        if key in own and value is None and key not in _NULLABLE:
+            raise AnnotationValidationError(key, f"required for a {cls.kind.value}, got null")
+        if key not in own and key != "kind" and value is not None:
+            raise AnnotationValidationError(key, f"must be null for a {cls.kind.value}")
+    values = {key: record.get(key) for key in own}
+    values["notes"] = values["notes"] if values["notes"] is not None else ""
+    values["tags"] = values["tags"] if values["tags"] is not None else ()
+    return cls(**values)
+
+
+def write_json(annotations: Iterable[Annotation], path) -> int:
+    """Write a version-1 JSON file; returns the number of annotations written."""
+    records = [to_json_record(ann) for ann in annotations]
+    text = json.dumps({"version": JSON_VERSION, "annotations": records}, indent=1,
+                      ensure_ascii=False, allow_nan=False)
+    _write_atomic(Path(path), text + "\n")
+    return len(records)
+
+
+def read_json(path) -> list[Annotation]:
+    """Every annotation in a JSON file, or ``AnnotationImportError`` and none."""
+    path = Path(path)
+    try:
+        doc = json.loads(_read_text(path), parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise AnnotationImportError(
+            path, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+    except ValueError as exc:
+        raise AnnotationImportError(path, f"not valid JSON ({exc})") from exc
+    if not isinstance(doc, dict):
+        raise AnnotationImportError(path, "must be a JSON object with version and annotations")
+    if "version" not in doc:
+        raise AnnotationImportError(path, "missing", field="version")
+    if doc["version"] != JSON_VERSION or isinstance(doc["version"], bool):
+        raise AnnotationImportError(
+            path, f"unsupported version {doc['version']!r} (this Workstation reads {JSON_VERSION})",
+            field="version")
+    records = doc.get("annotations")
+    if not isinstance(records, list):
+        raise AnnotationImportError(path, "must be a list", field="annotations")
+    annotations: list[Annotation] = []
+    seen: dict[str, int] = {}
+    for index, record in enumerate(records):
+        where = f"annotations[{index}]"
+        record_id = record.get("id") if isinstance(record, dict) else None
+        record_id = record_id if isinstance(record_id, str) else None
+        try:
+            ann = from_json_record(record)
+        except AnnotationValidationError as exc:
+            raise AnnotationImportError(path, exc.reason, record=index, where=where,
+                                        record_id=record_id, field=exc.field) from exc
+        if ann.id in seen:
+            raise AnnotationImportError(
+                path, f"same id as annotations[{seen[ann.id]}]", record=index, where=where,
+                record_id=ann.id, field="id")
+        seen[ann.id] = index
+        annotations.append(ann)
+    return annotations
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+# -- CSV -----------------------------------------------------------------------------------
+
+def _csv_cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value.value if hasattr(value, "value") else value)
+
+
+def write_csv(trades: Iterable[Trade], path) -> int:
+    """Write trades as CSV (see the module docstring); returns the number written."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    count = 0
+    for trade in trades:
+        if not isinstance(trade, Trade):
+            raise AnnotationError(f"a CSV file holds trades only, not a {trade.kind.value}")
+        row = {name: getattr(trade, name) for name in CSV_FIELDS if name != "tags"}
+        row["tags"] = ";".join(trade.tags)
+        writer.writerow([_csv_cell(row[name]) for name in CSV_FIELDS])
+        count += 1
+    _write_atomic(Path(path), buffer.getvalue())
+    return count
+
+
+def _csv_int(text: str, name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is not None and value.is_integer():
+            return int(value)
+        raise AnnotationValidationError(
+            name, f"must be an integer time in epoch milliseconds, got {text!r}") from None
+
+
+def _csv_float(text: str, name: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise AnnotationValidationError(name, f"must be a number, got {text!r}") from None
+
+
+def _csv_trade(row: dict, *, symbol: str | None, timeframe: str | None, default_time: int) -> Trade:
+    cells = {name: (row.get(name) or "").strip() for name in CSV_FIELDS}
+    cells["notes"] = row.get("notes") or ""
+    for name in CSV_REQUIRED:
+        if not cells[name]:
+            raise AnnotationValidationError(name, "missing")
+    for name, option in (("symbol", symbol), ("timeframe", timeframe)):
+        if not cells[name]:
+            if option is None:
+                raise AnnotationValidationError(
+                    name, f"missing; give a {name} column or --{name}")
+            cells[name] = str(option)
+    values = {
+        "symbol": cells["symbol"],
+        "timeframe": cells["timeframe"],
+        "direction": cells["direction"],
+        "entry_ts": _csv_int(cells["entry_ts"], "entry_ts"),
+        "entry_price": _csv_float(cells["entry_price"], "entry_price"),
+        "exit_ts": _csv_int(cells["exit_ts"], "exit_ts"),
+        "exit_price": _csv_float(cells["exit_price"], "exit_price"),
+        "stop": _csv_float(cells["stop"], "stop") if cells["stop"] else None,
+        "target": _csv_float(cells["target"], "target") if cells["target"] else None,
+        "notes": cells["notes"],
+        "tags": [tag for tag in cells["tags"].split(";") if tag.strip()],
+    }
+    if cells["source"]:
+        values["source"] = cells["source"]
+    created = _csv_int(cells["created_at"], "created_at") if cells["created_at"] else None
+    updated = _csv_int(cells["updated_at"], "updated_at") if cells["updated_at"] else None
+    if created is None:
+        created = default_time if updated is None else min(default_time, updated)
+    values["created_at"] = created
+    values["updated_at"] = updated
+    if cells["id"]:
+        return Trade(**values, id=cells["id"])
+    trade = Trade(**values)
+    content = "|".join(str(x) for x in (trade.symbol, trade.timeframe, trade.direction.value,
+                                        trade.entry_ts, repr(trade.entry_price), trade.exit_ts,
+                                        repr(trade.exit_price)))
+    return dataclasses.replace(trade, id=str(uuid.uuid5(CSV_ID_NAMESPACE, content)))
+
+
+def read_csv(path, *, symbol: str | None = None, timeframe: str | None = None) -> list[Trade]:
+    """Every trade in a CSV file, or ``AnnotationImportError`` and none.
+
+    ``symbol``/``timeframe`` fill in rows (or files) without them.
+    """
+    path = Path(path)
+    text = _read_text(path)
+    default_time = int(path.stat().st_mtime * 1000)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = reader.fieldnames
+    if not header:
+        raise AnnotationImportError(path, "empty file; expected a header line", where="line 1",
+                                    field="header")
+    for name in header:
+        if name not in CSV_FIELDS:
+            raise AnnotationImportError(
+                path, f"unknown column {name!r}; columns are {','.join(CSV_FIELDS)}",
+                where="line 1", field="header")
+    for name in CSV_REQUIRED:
+        if name not in header:
+            raise AnnotationImportError(path, f"missing column {name!r}", where="line 1",
+                                        field="header")
+    trades: list[Trade] = []
+    seen: dict[str, int] = {}
+    for index, row in enumerate(reader):
+        where = f"line {reader.line_num}"
+        record_id = (row.get("id") or "").strip() or None
+        if None in row:
+            raise AnnotationImportError(path, "more cells than header columns", record=index,
+                                        where=where, record_id=record_id, field="row")
+        try:
+            trade = _csv_trade(row, symbol=symbol, timeframe=timeframe, default_time=default_time)
+        except AnnotationValidationError as exc:
+            raise AnnotationImportError(path, exc.reason, record=index, where=where,
+                                        record_id=record_id, field=exc.field) from exc
+        if trade.id in seen:
+            raise AnnotationImportError(path, f"same id as line {seen[trade.id]}", record=index,
+                                        where=where, record_id=trade.id, field="id")
+        seen[trade.id] = reader.line_num
+        trades.append(trade)
+    return trades
+
+
+# -- files and the store -------------------------------------------------------------------
+
+def file_format(path, format: str | None = None) -> str:
+    """``format`` if given, else ``json``/``csv`` from the file's extension."""
+    if format is not None:
+        if format not in FORMATS:
+            raise AnnotationError(f"unknown format {format!r}; use json or csv")
+        return format
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise AnnotationError(
+            f"cannot tell the format of {path} from its extension; use --format json or csv")
+    return suffix
+
+
+def export_annotations(store: AnnotationStore, path, *, symbol: str | None = None,
+                       timeframe: str | None = None, format: str | None = None) -> ExportResult:
+    """Write the store's annotations (optionally one symbol/timeframe) to ``path``."""
+    annotations = store.list(symbol=symbol, timeframe=timeframe)
+    if file_format(path, format) == "json":
+        return ExportResult(write_json(annotations, path))
+    trades = [ann for ann in annotations if isinstance(ann, Trade)]
+    return ExportResult(write_csv(trades, path), len(annotations) - len(trades))
+
+
+def import_annotations(store: AnnotationStore, path, *, symbol: str | None = None,
+                       timeframe: str | None = None, format: str | None = None) -> ImportResult:
+    """Read ``path`` (all or nothing) and merge it into the store in one transaction.
+
+    ``symbol``/``timeframe`` select which records to import; CSV rows without them get them.
+    Records are matched by id, so importing the same file twice adds nothing.
+    """
+    if file_format(path, format) == "json":
+        annotations = read_json(path)
+    else:
+        annotations = read_csv(path, symbol=symbol, timeframe=timeframe)
+    wanted_symbol = symbol.strip().upper() if symbol is not None else None
+    selected = [
+        ann for ann in annotations
+        if (wanted_symbol is None or ann.symbol == wanted_symbol)
+        and (timeframe is None or ann.timeframe == str(timeframe))
+    ]
+    return ImportResult(len(annotations), len(selected), store.merge(selected))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            return handle.read()
+    except UnicodeDecodeError as exc:
+        raise AnnotationImportError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise AnnotationImportError(path, f"cannot read it ({exc.strerror or exc})") from exc
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that a crash leaves the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

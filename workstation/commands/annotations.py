@@ -1,0 +1,102 @@
+"""``workstation annotations export|import|list``: annotations to and from files, headless."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ..annotations.io import FORMATS, export_annotations, import_annotations
+from ..annotations.model import Region, Trade
+from ..annotations.store import AnnotationStore
+from ..market.timeframes import parse_timeframe
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("annotations", help="export, import and list annotations")
+    actions = parser.add_subparsers(dest="annotations_command", metavar="ACTION", required=True)
+
+    export = actions.add_parser(
+        "export", help="write annotations to a JSON file (all kinds) or a CSV file (trades)")
+    export.add_argument("file", help="output file; .json or .csv chooses the format")
+    _add_series_options(export, "export only")
+    export.add_argument("--format", choices=FORMATS, help="file format (default: from extension)")
+    export.set_defaults(func=run_export)
+
+    imp = actions.add_parser(
+        "import", help="read a JSON or CSV file into the store; nothing if any record is bad")
+    imp.add_argument("file", help="input file; .json or .csv chooses the format")
+    _add_series_options(imp, "import only; fills in CSV rows without one,")
+    imp.add_argument("--format", choices=FORMATS, help="file format (default: from extension)")
+    imp.set_defaults(func=run_import)
+
+    lst = actions.add_parser("list", help="print the stored annotations")
+    _add_series_options(lst, "list only")
+    lst.add_argument("--kind", choices=("trade", "region", "point"), help="list only this kind")
+    lst.set_defaults(func=run_list)
+
+
+def _add_series_options(parser, what: str) -> None:
+    parser.add_argument("--symbol", help=f"{what} this symbol (e.g. ETH/USDT)")
+    parser.add_argument("--timeframe", help=f"{what} this timeframe (e.g. 1m)")
+
+
+def _timeframe(args) -> str | None:
+    return parse_timeframe(args.timeframe).name if args.timeframe else None
+
+
+def run_export(args) -> int:
+    timeframe = _timeframe(args)
+    with AnnotationStore() as store:
+        result = export_annotations(store, args.file, symbol=args.symbol, timeframe=timeframe,
+                                    format=args.format)
+    print(f"wrote {result.written} annotation(s) to {args.file}")
+    if result.skipped:
+        print(f"left out {result.skipped} region(s)/point(s): a CSV file holds trades only; "
+              "use JSON for every kind")
+    return 0
+
+
+def run_import(args) -> int:
+    timeframe = _timeframe(args)
+    with AnnotationStore() as store:
+        result = import_annotations(store, args.file, symbol=args.symbol, timeframe=timeframe,
+                                    format=args.format)
+    merge = result.merge
+    print(f"read {result.read} annotation(s) from {args.file}")
+    if result.selected < result.read:
+        print(f"skipped {result.read - result.selected} of another symbol or timeframe")
+    print(f"added {merge.added}, updated {merge.updated}, unchanged {merge.unchanged}, "
+          f"kept {merge.kept_newer} (the store's copy was newer)")
+    return 0
+
+
+def _when(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _detail(ann) -> str:
+    if isinstance(ann, Trade):
+        return (f"{ann.direction.value} {ann.entry_price:g} -> {ann.exit_price:g} "
+                f"({ann.pnl_pct:+.2f}%)")
+    if isinstance(ann, Region):
+        return ann.label
+    return f"at {ann.price:g}" if ann.price is not None else ""
+
+
+def run_list(args) -> int:
+    timeframe = _timeframe(args)
+    with AnnotationStore() as store:
+        annotations = store.list(symbol=args.symbol, timeframe=timeframe, kind=args.kind)
+    if not annotations:
+        print("no annotations")
+        return 0
+    for ann in annotations:
+        start, end = ann.span
+        when = _when(start) if start == end else f"{_when(start)} .. {_when(end)}"
+        parts = [ann.id, ann.kind.value, ann.symbol, ann.timeframe, when, _detail(ann)]
+        if ann.tags:
+            parts.append("[" + ", ".join(ann.tags) + "]")
+        if ann.notes:
+            parts.append(repr(ann.notes))
+        print("  ".join(part for part in parts if part))
+    print(f"{len(annotations)} annotation(s)")
+    return 0

@@ -1,0 +1,424 @@
+"""Exchange candles through ccxt: paginated history, and a live stream that survives drops.
+
+``CcxtFeed`` wraps one ccxt exchange (the ``ccxt.pro`` class where there is one, which is the
+``ccxt.async_support`` REST client plus websockets) for one symbol and timeframe:
+
+- ``fetch_history`` pages ``fetch_ohlcv`` by hand (next page starts one timeframe after the
+  last candle; ccxt's ``paginate=True`` returns nothing for old history), retrying transient
+  errors (see ``retry``);
+- ``stream`` yields ``CandleUpdate``s: live by ``watch_ohlcv`` where the exchange has it, else
+  by polling ``fetch_ohlcv``. A candle is reported closed once the next candle has appeared
+  (ccxt does not expose Binance's kline "closed" flag) or, for REST rows, once its close time
+  has passed. After a drop it reconnects with backoff and back-fills the gap by REST, so every
+  closed candle is yielded exactly once and in order.
+
+Time ("now") is the feed's ``clock``: the system clock unless given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import json
+import logging
+import time
+from typing import AsyncIterator, Awaitable, Callable, Sequence, TypeVar
+
+import ccxt
+import ccxt.async_support
+import ccxt.pro
+
+from ..errors import WorkstationError
+from .candles import CandleUpdate, Candles, CandleValidationError
+from .retry import RetryPolicy, call_with_retry, is_transient
+from .timeframes import Timeframe, parse_timeframe
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+STATES = ("connecting", "live", "reconnecting", "polling", "closed")
+DEFAULT_PAGE_LIMIT = 500  # when ccxt does not know the exchange's maximum
+
+
+def parse_json_overrides(text: str | None, flag_name: str) -> dict | None:
+    """The JSON object given to a CLI flag such as ``--ccxt-urls`` (None when not given)."""
+    if text is None or not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise WorkstationError(f"{flag_name}: not valid JSON ({error.msg} at line {error.lineno} "
+                               f"column {error.colno}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise WorkstationError(f"{flag_name}: expected a JSON object such as "
+                               f"'{{\"key\": \"value\"}}', got {type(value).__name__} {text!r}")
+    return value
+
+
+def _exchange_class(exchange_id: str):
+    if exchange_id in ccxt.pro.exchanges:
+        return getattr(ccxt.pro, exchange_id)
+    if exchange_id in ccxt.async_support.exchanges:
+        return getattr(ccxt.async_support, exchange_id)
+    near = difflib.get_close_matches(exchange_id, ccxt.async_support.exchanges, n=3)
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    raise WorkstationError(f"ccxt has no exchange {exchange_id!r}{hint}")
+
+
+def _page_limit(exchange, market: dict) -> int:
+    """Most candles one ``fetch_ohlcv`` returns for this market, from ccxt's ``features``."""
+    by_type = (exchange.features or {}).get(market.get("type")) or {}
+    if market.get("subType") in by_type:
+        by_type = by_type[market["subType"]] or {}
+    limit = (by_type.get("fetchOHLCV") or {}).get("limit")
+    return int(limit) if limit else DEFAULT_PAGE_LIMIT
+
+
+def _newer(rows: Sequence[Sequence], after_ts: int | None, last_ts: int | None) -> list[list]:
+    """Rows with ``after_ts < ts <= last_ts`` (None: unbounded), strictly ascending."""
+    out: list[list] = []
+    for row in rows:
+        ts = int(row[0])
+        if after_ts is not None and ts <= after_ts:
+            continue
+        if last_ts is not None and ts > last_ts:
+            continue
+        if out and ts <= out[-1][0]:
+            continue
+        out.append([ts, *row[1:6]])
+    return out
+
+
+def _update(row: Sequence, closed: bool) -> CandleUpdate:
+    ts, o, h, l, c, v = row[:6]
+    return CandleUpdate(int(ts), float(o), float(h), float(l), float(c), float(v), closed)
+
+
+class _CloseTracker:
+    """Turns exchange rows into updates that yield each closed candle once, in order.
+
+    ``done_ts``: open time of the newest candle whose final state was yielded (or that the
+    exchange was asked for and does not have). ``forming``: the newest row not yet closed;
+    ``forming_live`` when its values come from the current websocket connection, which
+    carries every change of the candle, so they are final when the next candle appears.
+    """
+
+    def __init__(self, timeframe: Timeframe, done_ts: int | None):
+        self.tf = timeframe.ms
+        self.done_ts = done_ts
+        self.forming: list | None = None
+        self.forming_live = False
+
+    def next_needed(self) -> int | None:
+        """Open time of the first candle whose final state is still owed (None: unknown)."""
+        if self.done_ts is not None:
+            return self.done_ts + self.tf
+        return self.forming[0] if self.forming is not None else None
+
+    def is_old(self, ts: int) -> bool:
+        if self.done_ts is not None and ts <= self.done_ts:
+            return True
+        return self.forming is not None and ts < self.forming[0]
+
+    def from_rest(self, rows: list[list], now_ms: int) -> list[CandleUpdate]:
+        """Rows fetched by REST from ``next_needed()`` to the newest: every row but the last
+        has a successor, so it is closed; the last is closed once its close time is past."""
+        out = []
+        rows = [row for row in rows if not self.is_old(row[0])]
+        for i, row in enumerate(rows):
+            if i < len(rows) - 1 or row[0] + self.tf <= now_ms:
+                out.append(self._close(row))
+            else:
+                out.append(self._form(row, live=False))
+        return out
+
+    def from_gap_fill(self, rows: list[list], before_ts: int) -> list[CandleUpdate]:
+        """Rows fetched to fill the gap before candle ``before_ts``: all closed."""
+        out = [self._close(row) for row in rows if not self.is_old(row[0])]
+        if self.done_ts is None or self.done_ts < before_ts - self.tf:
+            self.done_ts = before_ts - self.tf
+        return out
+
+    def close_live_forming(self, ts: int) -> list[CandleUpdate]:
+        """Candle ``ts`` appeared on the socket: a live forming candle before it is closed."""
+        if self.forming is not None and self.forming_live and self.forming[0] < ts:
+            return [self._close(self.forming)]
+        return []
+
+    def has_gap_before(self, ts: int) -> bool:
+        needed = self.next_needed()
+        return needed is not None and needed < ts
+
+    def from_live(self, row: list) -> CandleUpdate:
+        return self._form(row, live=True)
+
+    def connection_lost(self) -> None:
+        self.forming_live = False
+
+    def _close(self, row: list) -> CandleUpdate:
+        self.done_ts = row[0]
+        self.forming = None
+        self.forming_live = False
+        return _update(row, True)
+
+    def _form(self, row: list, live: bool) -> CandleUpdate:
+        self.forming = row
+        self.forming_live = live
+        return _update(row, False)
+
+
+class _Stopped(Exception):
+    """The stream's stop event was set while it waited."""
+
+
+async def _unless_stopped(awaitable: Awaitable[T], stop: asyncio.Event | None) -> T:
+    """Await ``awaitable``; raise ``_Stopped`` (cancelling it) if ``stop`` is set first."""
+    if stop is None:
+        return await awaitable
+    if stop.is_set():
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()
+        raise _Stopped
+    task = asyncio.ensure_future(awaitable)
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+    if task.cancelled():
+        raise _Stopped
+    return task.result()
+
+
+class CcxtFeed:
+    """Candles of ``symbol`` on ``timeframe`` from the ccxt exchange ``exchange_id``.
+
+    ``urls`` is deep-merged into the exchange's ``urls['api']`` and ``options`` into its
+    ``options`` (testnets, proxies, a loopback fake); ``config`` goes to the ccxt constructor
+    (e.g. ``{"enableRateLimit": False}``). ``retry`` governs each REST call of
+    ``fetch_history`` and the reconnect backoff of ``stream``. ``clock()`` is exchange time in
+    epoch ms (default: the system clock). ``on_state(state, detail)`` hears connection states
+    (``STATES``); ``state`` and ``latency_ms`` (the last REST round trip) can be read at any time.
+
+    Use ``async with CcxtFeed(...) as feed``: entering loads the markets and checks symbol and
+    timeframe; leaving always closes the exchange's connections.
+    """
+
+    def __init__(self, exchange_id: str, symbol: str, timeframe: "str | Timeframe" = "1m", *,
+                 urls: dict | None = None, options: dict | None = None,
+                 config: dict | None = None, retry: RetryPolicy = RetryPolicy(),
+                 poll_interval: float = 2.0, clock: Callable[[], int] | None = None,
+                 on_state: Callable[[str, str], None] | None = None):
+        self.exchange_id = exchange_id
+        self.symbol = symbol
+        self.timeframe = parse_timeframe(timeframe)
+        self.retry = retry
+        self.poll_interval = poll_interval
+        self.on_state = on_state
+        self.state = "closed"
+        self._state_detail = ""
+        self.latency_ms: float | None = None
+        self.market: dict | None = None
+        self.page_limit = DEFAULT_PAGE_LIMIT
+        self._clock = clock or (lambda: int(time.time() * 1000))
+        exchange = _exchange_class(exchange_id)(dict(config or {}))
+        if urls:
+            exchange.urls["api"] = exchange.deep_extend(exchange.urls["api"], urls)
+        if options:
+            exchange.options = exchange.deep_extend(exchange.options, options)
+        self.exchange = exchange
+
+    # -- lifecycle -----------------------------------------------------------------------
+    async def __aenter__(self) -> "CcxtFeed":
+        try:
+            await self._open()
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close every connection of the exchange (safe to call twice)."""
+        await self.exchange.close()
+        self._set_state("closed", "")
+
+    async def _open(self) -> None:
+        ex = self.exchange
+        await call_with_retry(ex.load_markets, self.retry,
+                              what=f"{self.exchange_id} load_markets",
+                              on_retry=self._log_retry)
+        if self.symbol not in ex.markets:
+            near = difflib.get_close_matches(self.symbol, list(ex.markets), n=3)
+            hint = f" (did you mean {', '.join(near)}?)" if near else ""
+            raise WorkstationError(f"{self.exchange_id} has no market {self.symbol}{hint}")
+        if not ex.has.get("fetchOHLCV"):
+            raise WorkstationError(f"{self.exchange_id} does not serve candles (fetchOHLCV)")
+        if ex.timeframes and self.timeframe.name not in ex.timeframes:
+            raise WorkstationError(f"{self.exchange_id} has no {self.timeframe.name} candles; "
+                                   f"it offers {', '.join(ex.timeframes)}")
+        self.market = ex.markets[self.symbol]
+        self.page_limit = _page_limit(ex, self.market)
+
+    # -- history ---------------------------------------------------------------------------
+    async def fetch_history(self, since_ms: int, until_ms: int | None = None,
+                            progress: Callable[[int, int], None] | None = None, *,
+                            include_forming: bool = False) -> Candles:
+        """Candles with open time in ``[since_ms, until_ms]`` (until: inclusive; None: now).
+
+        The still-forming newest candle (close time after ``clock()``) is left out unless
+        ``include_forming``, in which case it is the last row and ``last_closed`` is False.
+        ``progress(done_ms, total_ms)`` is called after each page.
+        """
+        if until_ms is not None and until_ms < since_ms:
+            raise WorkstationError(f"history range is empty: until {until_ms} is before "
+                                   f"since {since_ms}")
+        tf = self.timeframe.ms
+        start = since_ms + (-since_ms) % tf
+        now = self._clock()
+        newest = now - now % tf
+        last = newest if until_ms is None else min(until_ms - until_ms % tf, newest)
+        what = f"{self.exchange_id} fetch_ohlcv {self.symbol} {self.timeframe.name}"
+
+        async def page(since: int, limit: int) -> list:
+            return await call_with_retry(lambda: self._fetch_page(since, limit), self.retry,
+                                         what=what, on_retry=self._log_retry)
+
+        rows = await self._collect(start, last, page, progress)
+        forming = bool(rows) and rows[-1][0] + tf > now
+        if forming and not include_forming:
+            rows.pop()
+            forming = False
+        return self._to_candles(rows, last_closed=not forming)
+
+    async def _fetch_page(self, since: int | None, limit: int) -> list:
+        started = time.perf_counter()
+        rows = await self.exchange.fetch_ohlcv(self.symbol, self.timeframe.name, since=since,
+                                               limit=limit)
+        self.latency_ms = (time.perf_counter() - started) * 1000.0
+        return rows
+
+    async def _collect(self, start: int, last: int, page, progress=None) -> list[list]:
+        """Rows with open time in ``[start, last]``, page after page, until the exchange has
+        no more. ``page(since, limit)`` fetches one page."""
+        tf = self.timeframe.ms
+        total = max(last + tf - start, 0)
+        rows: list[list] = []
+        since = start
+        while since <= last:
+            limit = min(self.page_limit, (last - since) // tf + 1)
+            fresh = _newer(await page(since, limit), since - 1, last)
+            if not fresh:
+                break
+            rows.extend(fresh)
+            since = fresh[-1][0] + tf
+            if progress is not None:
+                progress(min(since - start, total), total)
+        return rows
+
+    def _to_candles(self, rows: list[list], last_closed: bool) -> Candles:
+        cols = list(zip(*rows)) if rows else [()] * 6
+        try:
+            return Candles.from_arrays(*cols, timeframe=self.timeframe, last_closed=last_closed)
+        except (CandleValidationError, TypeError, ValueError) as error:
+            raise WorkstationError(f"{self.exchange_id} sent bad {self.symbol} "
+                                   f"{self.timeframe.name} candles: {error}") from error
+
+    # -- live --------------------------------------------------------------------------------
+    async def stream(self, stop: asyncio.Event | None = None, *,
+                     after_ts: int | None = None) -> AsyncIterator[CandleUpdate]:
+        """Live updates until ``stop`` is set: forming (``closed=False``) and closed ones.
+
+        ``after_ts``: open time of the newest closed candle the caller already has; the stream
+        first yields every closed candle after it. Without it, it starts with the newest
+        closed candle. Transient errors never end the stream: it reconnects with backoff
+        (``retry.max_delay`` caps the wait) and back-fills what it missed. Other ccxt errors
+        end it with a ``WorkstationError``.
+        """
+        tf = self.timeframe.ms
+        if after_ts is not None and after_ts % tf:
+            raise WorkstationError(f"after_ts {after_ts} is not on the {self.timeframe.name} grid")
+        now = self._clock()
+        tracker = _CloseTracker(self.timeframe,
+                                after_ts if after_ts is not None else now - now % tf - 2 * tf)
+        use_socket = bool(self.exchange.has.get("watchOHLCV"))
+        retries = 0
+        self._set_state("connecting", f"{self.exchange_id} {self.symbol} {self.timeframe.name}")
+        try:
+            while True:
+                try:
+                    for update in await _unless_stopped(self._catch_up(tracker), stop):
+                        yield update
+                    if use_socket:
+                        async with contextlib.aclosing(self._watch(tracker, stop)) as updates:
+                            async for update in updates:
+                                retries = 0
+                                yield update
+                    else:
+                        self._set_state("polling", f"every {self.poll_interval:g} s")
+                        retries = 0
+                        await _unless_stopped(asyncio.sleep(self.poll_interval), stop)
+                except ccxt.BaseError as error:
+                    if not is_transient(error):
+                        raise WorkstationError(f"{self.exchange_id} {self.symbol} stream "
+                                               f"failed: {error}") from error
+                    tracker.connection_lost()
+                    retries += 1
+                    delay = self.retry.delay(retries)
+                    self._set_state("reconnecting", f"retry {retries} in {delay:.1f} s: "
+                                                    f"{type(error).__name__}: {error}")
+                    log.warning("%s %s stream: %s; retry %d in %.1f s", self.exchange_id,
+                                self.symbol, error, retries, delay)
+                    await _unless_stopped(asyncio.sleep(delay), stop)
+        except _Stopped:
+            pass
+        finally:
+            self._set_state("closed", "stream stopped")
+
+    async def _catch_up(self, tracker: _CloseTracker) -> list[CandleUpdate]:
+        """REST: every candle from the first one still owed to the newest."""
+        now = self._clock()
+        newest = now - now % self.timeframe.ms
+        rows = await self._collect(tracker.next_needed(), newest, self._fetch_page)
+        return tracker.from_rest(rows, now)
+
+    async def _watch(self, tracker: _CloseTracker, stop) -> AsyncIterator[CandleUpdate]:
+        """Socket updates; a gap before a new candle is filled by REST first."""
+        live = False
+        while True:
+            rows = await _unless_stopped(
+                self.exchange.watch_ohlcv(self.symbol, self.timeframe.name), stop)
+            if not live:
+                live = True
+                self._set_state("live", f"{self.exchange_id} websocket")
+            for row in _newer(rows, None, None):
+                ts = row[0]
+                if tracker.is_old(ts):
+                    continue
+                for update in tracker.close_live_forming(ts):
+                    yield update
+                if tracker.has_gap_before(ts):
+                    start = tracker.next_needed()
+                    filled = await _unless_stopped(
+                        self._collect(start, ts - self.timeframe.ms, self._fetch_page), stop)
+                    for update in tracker.from_gap_fill(filled, ts):
+                        yield update
+                yield tracker.from_live(row)
+
+    # -- reporting -----------------------------------------------------------------------------
+    def _set_state(self, state: str, detail: str) -> None:
+        if (state, detail) == (self.state, self._state_detail):
+            return
+        self.state, self._state_detail = state, detail
+        if self.on_state is not None:
+            self.on_state(state, detail)
+
+    def _log_retry(self, attempt: int, delay: float, error: BaseException) -> None:
+        log.warning("%s %s: %s: %s; retry %d in %.2f s", self.exchange_id, self.symbol,
+                    type(error).__name__, error, attempt, delay)

@@ -1,0 +1,155 @@
+"""Training data: features and targets of one series, split by time, held on the device.
+
+Every position of a window is a training example (the model is causal), so windows of one
+epoch do not overlap by default (``stride = seq_len``) and start at a random phase each epoch.
+A batch is one gather of ``starts[:, None] + arange(seq_len)`` from tensors already on the
+device: no per-sample Python and no host-to-device copy per step.
+
+The validation stretch is the end of the series, separated from the training stretch by a gap
+of ``seq_len + horizon`` candles: no validation window overlaps a training window, and no
+training target looks into the validation stretch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..errors import WorkstationError
+from .features import N_FEATURES, FeatureSpec, make_features
+from .targets import TargetSpec, Targets, make_targets
+
+
+@dataclass
+class TrainingData:
+    """Features ``float32 [N, N_FEATURES]`` and targets of one candle series."""
+
+    features: np.ndarray
+    targets: Targets
+    feature_spec: FeatureSpec
+    target_spec: TargetSpec
+
+    def __post_init__(self) -> None:
+        if self.features.ndim != 2 or self.features.shape[1] != N_FEATURES:
+            raise WorkstationError(f"features have shape {self.features.shape}, "
+                                   f"expected (N, {N_FEATURES})")
+        if len(self.targets) != len(self.features):
+            raise WorkstationError(f"{len(self.targets)} targets for {len(self.features)} "
+                                   f"feature rows")
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+    @classmethod
+    def from_candles(cls, candles, *, actions: np.ndarray | None = None,
+                     feature_spec: FeatureSpec | None = None,
+                     target_spec: TargetSpec | None = None) -> "TrainingData":
+        """Features and targets of ``candles``; ``actions`` (per candle, -1 = none) from
+        annotations, or None for a masked action head."""
+        feature_spec = feature_spec or FeatureSpec()
+        target_spec = target_spec or TargetSpec()
+        return cls(make_features(candles, feature_spec),
+                   make_targets(candles, target_spec, actions), feature_spec, target_spec)
+
+    def first_nonfinite_row(self) -> int | None:
+        bad = np.flatnonzero(~np.isfinite(self.features).all(axis=1))
+        return int(bad[0]) if bad.size else None
+
+
+@dataclass(frozen=True)
+class TimeSplit:
+    """Half-open candle ranges ``[start, stop)``; ``val[0] - train[1] == gap``."""
+
+    train: tuple[int, int]
+    val: tuple[int, int]
+    gap: int
+
+
+def split_by_time(n: int, seq_len: int, val_fraction: float, gap: int) -> TimeSplit:
+    """Training candles first, then ``gap`` unused candles, then the validation candles (the
+    last ``val_fraction`` of the series, at least one window)."""
+    if gap < seq_len:
+        raise WorkstationError(f"the gap between training and validation ({gap}) must be at "
+                               f"least one window ({seq_len})")
+    if not 0.0 < val_fraction < 1.0:
+        raise WorkstationError(f"val_fraction must be between 0 and 1, got {val_fraction!r}")
+    n_val = max(seq_len, int(round(n * val_fraction)))
+    val_start = n - n_val
+    train_stop = val_start - gap
+    if train_stop < seq_len:
+        need = 2 * seq_len + gap
+        raise WorkstationError(f"{n} candles are too few to train with windows of {seq_len}: "
+                               f"need at least {need} (a training window, a gap of {gap} and a "
+                               f"validation window)")
+    return TimeSplit(train=(0, train_stop), val=(val_start, n), gap=gap)
+
+
+@dataclass
+class WindowBatch:
+    """One batch of windows on the device: ``x [B, T, F]``, class targets ``[B, T]`` int64
+    (-1 masked), ``ret`` ``[B, T]`` float (0 where ``ret_mask`` is False)."""
+
+    x: torch.Tensor
+    candle: torch.Tensor
+    trend: torch.Tensor
+    action: torch.Tensor
+    ret: torch.Tensor
+    ret_mask: torch.Tensor
+
+    @property
+    def size(self) -> int:
+        return self.x.shape[0]
+
+
+class DeviceSeries:
+    """A series' features and targets as tensors on ``device``; batches are gathered."""
+
+    def __init__(self, data: TrainingData, device: torch.device):
+        self.device = torch.device(device)
+        t = data.targets
+        ret_mask = np.isnan(t.next_return_bps)
+        self.features = torch.from_numpy(np.ascontiguousarray(data.features)).to(self.device)
+        self.candle = torch.from_numpy(t.candle).to(self.device)
+        self.trend = torch.from_numpy(t.trend).to(self.device)
+        self.action = torch.from_numpy(t.action).to(self.device)
+        self.ret = torch.from_numpy(np.where(ret_mask, 0.0, t.next_return_bps)
+                                    .astype(np.float32)).to(self.device)
+        self.ret_mask = torch.from_numpy(~ret_mask).to(self.device)
+
+    def __len__(self) -> int:
+        return self.features.shape[0]
+
+    def gather(self, starts: torch.Tensor, seq_len: int) -> WindowBatch:
+        """Windows ``[s, s + seq_len)`` for each start ``s`` (a device tensor)."""
+        idx = starts[:, None] + torch.arange(seq_len, device=self.device)
+        return WindowBatch(self.features[idx], self.candle[idx], self.trend[idx],
+                           self.action[idx], self.ret[idx], self.ret_mask[idx])
+
+
+class WindowSampler:
+    """Window starts inside ``[start, stop)``: every ``stride`` candles from a phase that is
+    random per epoch (training) or 0 (validation). Every epoch has the same number of
+    windows, and an epoch's order depends only on ``(seed, epoch)``, so a resumed run sees
+    the same batches."""
+
+    def __init__(self, start: int, stop: int, seq_len: int, stride: int | None = None):
+        self.start, self.stop, self.seq_len = int(start), int(stop), int(seq_len)
+        self.stride = int(stride or seq_len)
+        if self.stride < 1:
+            raise WorkstationError(f"window stride must be >= 1, got {self.stride}")
+        room = self.stop - self.start - self.seq_len  # last start offset that fits
+        if room < 0:
+            raise WorkstationError(f"{self.stop - self.start} candles hold no window of "
+                                   f"{self.seq_len}")
+        self.phases = min(self.stride, room + 1)
+        self.n_windows = (room - (self.phases - 1)) // self.stride + 1
+
+    def starts(self, epoch: int = 0, *, seed: int = 0, shuffle: bool = True) -> torch.Tensor:
+        """CPU int64 tensor of window starts for ``epoch`` (shuffled when ``shuffle``)."""
+        g = torch.Generator().manual_seed(int(seed) * 1_000_003 + int(epoch))
+        phase = int(torch.randint(self.phases, (1,), generator=g)) if shuffle else 0
+        first = self.start + phase
+        out = torch.arange(first, first + self.n_windows * self.stride, self.stride)
+        return out[torch.randperm(len(out), generator=g)] if shuffle else out

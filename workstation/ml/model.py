@@ -1,0 +1,201 @@
+"""``TradingTransformer``: a pre-LayerNorm causal transformer over per-candle features.
+
+Every position ``t`` of a window predicts, from candles ``<= t`` only: the next candle's
+direction, the trend over the next H candles, the trader's action, and the mean and
+log-variance of the next log return (in basis points).
+
+Built so that gradient checkpointing is exact: each block is a pure function of its input
+(attention masking is ``is_causal=True`` inside ``F.scaled_dot_product_attention``; no mask or
+other tensor is cached on a module between calls), nothing writes in place into a tensor
+autograd saved, and blocks are checkpointed with ``use_reentrant=False,
+preserve_rng_state=True`` so that dropout draws the same masks when recomputed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+from ..errors import WorkstationError
+from .features import N_FEATURES
+from .targets import ACTIONS
+
+LOGVAR_MIN, LOGVAR_MAX = -12.0, 16.0  # bps^2: from 0.0025 bps to 55 % standard deviation
+
+
+@dataclass(frozen=True)
+class TradingTransformerConfig:
+    d_model: int = 256
+    n_heads: int = 8
+    n_layers: int = 4
+    d_ff: int = 1024
+    seq_len: int = 200
+    n_features: int = N_FEATURES
+    dropout: float = 0.1
+    use_gradient_checkpointing: bool = False
+    use_uncertainty_estimation: bool = True
+    n_candle_classes: int = 3
+    n_trend_classes: int = 3
+    n_actions: int = len(ACTIONS)
+
+    def __post_init__(self) -> None:
+        for name in ("d_model", "n_heads", "n_layers", "d_ff", "seq_len", "n_features",
+                     "n_candle_classes", "n_trend_classes", "n_actions"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise WorkstationError(f"model setting {name} must be a positive integer, "
+                                       f"got {value!r}")
+        if self.d_model % self.n_heads:
+            raise WorkstationError(f"d_model {self.d_model} is not divisible by n_heads "
+                                   f"{self.n_heads}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise WorkstationError(f"dropout must be in [0, 1), got {self.dropout!r}")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TradingTransformerConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise WorkstationError(f"unknown model settings: {', '.join(unknown)}")
+        return cls(**data)
+
+
+PRESETS: dict[str, TradingTransformerConfig] = {
+    "tiny": TradingTransformerConfig(d_model=32, n_heads=2, n_layers=2, d_ff=64),
+    "small": TradingTransformerConfig(d_model=128, n_heads=4, n_layers=4, d_ff=512),
+    "base": TradingTransformerConfig(d_model=512, n_heads=8, n_layers=6, d_ff=2048),
+    "large": TradingTransformerConfig(d_model=1024, n_heads=16, n_layers=8, d_ff=4096),
+}
+
+
+def preset_config(name: str, **overrides) -> TradingTransformerConfig:
+    """A preset with some fields replaced (``None`` values are ignored)."""
+    if name not in PRESETS:
+        raise WorkstationError(f"unknown model preset {name!r}; use one of {', '.join(PRESETS)}")
+    return replace(PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})
+
+
+@dataclass
+class ModelOutput:
+    """Per-position predictions; ``return_logvar`` is None without uncertainty estimation."""
+
+    candle_logits: torch.Tensor   # [B, T, n_candle_classes]
+    trend_logits: torch.Tensor    # [B, T, n_trend_classes]
+    action_logits: torch.Tensor   # [B, T, n_actions]
+    return_mean: torch.Tensor     # [B, T], bps of log return
+    return_logvar: torch.Tensor | None  # [B, T], log of the variance in bps^2
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config: TradingTransformerConfig):
+        super().__init__()
+        self.n_heads = config.n_heads
+        self.dropout = config.dropout
+        self.qkv = nn.Linear(config.d_model, 3 * config.d_model)
+        self.proj = nn.Linear(config.d_model, config.d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, d // self.n_heads).unbind(2)
+        y = self.attend(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+        return self.proj(y.transpose(1, 2).reshape(b, t, d))
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Causal attention of ``[B, heads, T, head_dim]`` tensors."""
+        return F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0)
+
+
+class Block(nn.Module):
+    """``x + attn(ln(x))`` then ``x + mlp(ln(x))``; a pure function of ``x``."""
+
+    def __init__(self, config: TradingTransformerConfig):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(config.d_model)
+        self.attn = CausalSelfAttention(config)
+        self.ln2 = nn.LayerNorm(config.d_model)
+        self.mlp = nn.Sequential(
+            nn.Linear(config.d_model, config.d_ff),
+            nn.GELU(),
+            nn.Linear(config.d_ff, config.d_model),
+        )
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.drop(self.attn(self.ln1(x)))
+        return x + self.drop(self.mlp(self.ln2(x)))
+
+
+class TradingTransformer(nn.Module):
+    def __init__(self, config: TradingTransformerConfig | None = None):
+        super().__init__()
+        self.config = config = config or TradingTransformerConfig()
+        self.embed = nn.Linear(config.n_features, config.d_model)
+        self.pos = nn.Parameter(torch.zeros(config.seq_len, config.d_model))
+        self.drop = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+        self.ln_f = nn.LayerNorm(config.d_model)
+        self.candle_head = nn.Linear(config.d_model, config.n_candle_classes)
+        self.trend_head = nn.Linear(config.d_model, config.n_trend_classes)
+        self.action_head = nn.Linear(config.d_model, config.n_actions)
+        self.return_head = nn.Linear(config.d_model,
+                                     2 if config.use_uncertainty_estimation else 1)
+        self._init_weights()
+
+    def _init_weights(self) -> None:
+        nn.init.normal_(self.pos, std=0.02)
+        for name, p in self.named_parameters():
+            if p.dim() == 2 and name != "pos":
+                nn.init.normal_(p, std=0.02)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+        # residual projections scaled down with depth (GPT-2)
+        for block in self.blocks:
+            std = 0.02 / math.sqrt(2 * self.config.n_layers)
+            nn.init.normal_(block.attn.proj.weight, std=std)
+            nn.init.normal_(block.mlp[2].weight, std=std)
+
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, x: torch.Tensor) -> ModelOutput:
+        """``x``: features ``[B, T, n_features]`` with ``T <= seq_len``."""
+        if x.dim() != 3 or x.shape[-1] != self.config.n_features:
+            raise ValueError(f"expected features [B, T, {self.config.n_features}], "
+                             f"got {tuple(x.shape)}")
+        t = x.shape[1]
+        if t > self.config.seq_len:
+            raise ValueError(f"window of {t} candles is longer than seq_len "
+                             f"{self.config.seq_len}")
+        h = self.drop(self.embed(x) + self.pos[:t])
+        use_checkpoint = (self.config.use_gradient_checkpointing and self.training
+                          and torch.is_grad_enabled())
+        for block in self.blocks:
+            if use_checkpoint:
+                h = checkpoint(block, h, use_reentrant=False, preserve_rng_state=True)
+            else:
+                h = block(h)
+        h = self.ln_f(h)
+        ret = self.return_head(h).float()
+        logvar = None
+        if self.config.use_uncertainty_estimation:
+            logvar = ret[..., 1].clamp(LOGVAR_MIN, LOGVAR_MAX)
+        return ModelOutput(
+            candle_logits=self.candle_head(h).float(),
+            trend_logits=self.trend_head(h).float(),
+            action_logits=self.action_head(h).float(),
+            return_mean=ret[..., 0],
+            return_logvar=logvar,
+        )

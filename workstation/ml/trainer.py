@@ -1,0 +1,501 @@
+"""``Trainer``: trains a ``TradingTransformer`` on one series and reports typed events.
+
+``Trainer.run()`` blocks; the GUI runs it on a QThread, the CLI on a worker thread. It owns
+the model it builds (no other thread may touch it) and:
+
+- keeps the data on the device and gathers batches there;
+- uses AdamW (fused on CUDA), linear warm-up then cosine decay, gradient clipping, bf16
+  autocast on CUDA (fp32 on CPU);
+- never syncs with the host per step: metrics and non-finite checks accumulate in device
+  tensors and are read every ``log_every`` steps (and before every checkpoint);
+- honours ``stop`` (a ``threading.Event``) within one batch, saves a checkpoint and finishes
+  as ``stopped``;
+- ends a run whose loss or gradient went non-finite as ``Failed``, naming the step, the batch
+  and the heads (or ``grad_norm``) at fault, and ends any other exception as ``Failed`` with
+  its traceback.
+
+Error policy: ``run()`` does not raise for a failed run; it logs the error, emits ``Failed``
+and returns it. It raises only if ``on_event`` itself fails while reporting a failure (then
+the original error is chained), and it lets ``BaseException`` (KeyboardInterrupt,
+SystemExit) through untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import asdict, dataclass, fields
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from ..errors import WorkstationError
+from .dataset import DeviceSeries, TimeSplit, TrainingData, WindowBatch, WindowSampler, split_by_time
+from .device import CPU_THREADS, describe, memory_stats, prepare_thread
+from .events import (BatchEnd, CheckpointSaved, EpochEnd, Event, Failed, Finished, RunStarted,
+                     SplitMetrics)
+from .model import ModelOutput, TradingTransformer, TradingTransformerConfig
+from .targets import CLASS_HEADS, HEADS, TargetSpec
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 10
+    batch_size: int = 64
+    lr: float = 3e-4
+    min_lr_ratio: float = 0.1       # cosine decays to lr * min_lr_ratio
+    warmup_steps: int = 100
+    weight_decay: float = 0.01
+    beta1: float = 0.9
+    beta2: float = 0.95
+    grad_clip: float = 1.0
+    val_fraction: float = 0.1
+    window_stride: int | None = None  # None: seq_len (windows of an epoch do not overlap)
+    log_every: int = 20
+    seed: int = 0
+    cpu_threads: int = CPU_THREADS
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size", "log_every"):
+            if int(getattr(self, name)) < 1:
+                raise WorkstationError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise WorkstationError(f"learning rate must be a positive number, got {self.lr!r}")
+        if self.warmup_steps < 0 or not self.grad_clip > 0:
+            raise WorkstationError("warmup_steps must be >= 0 and grad_clip > 0")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise WorkstationError(f"unknown training settings: {', '.join(unknown)}")
+        return cls(**data)
+
+
+# -- loss -------------------------------------------------------------------------------------
+# One step's numbers as one device vector, so a log needs a single host sync:
+# [total, head loss x4, head present x4, correct x3 (class heads), count x4, grad norm]
+_TOTAL, _HEAD, _PRESENT, _CORRECT, _COUNT, _GNORM = 0, 1, 5, 9, 12, 16
+_STATS = 17
+
+
+@dataclass
+class LossTerms:
+    total: torch.Tensor    # scalar, weighted sum of the heads that have targets
+    heads: torch.Tensor    # [4] mean loss per head (0 where the head has no target)
+    counts: torch.Tensor   # [4] targets per head
+    correct: torch.Tensor  # [3] correct argmax predictions of the class heads
+
+    def stats(self) -> torch.Tensor:
+        """The ``_STATS`` vector without the grad norm (float64)."""
+        return torch.cat([self.total.reshape(1), self.heads, (self.counts > 0).to(self.heads.dtype),
+                          self.correct, self.counts, self.total.new_zeros(1)]).double()
+
+
+def _class_terms(logits: torch.Tensor, target: torch.Tensor):
+    flat = target.reshape(-1)
+    logits = logits.reshape(flat.shape[0], -1)
+    summed = F.cross_entropy(logits, flat, ignore_index=-1, reduction="sum")
+    valid = flat >= 0
+    correct = ((logits.argmax(-1) == flat) & valid).sum()
+    return summed, valid.sum(), correct
+
+
+def compute_loss(out: ModelOutput, batch: WindowBatch, spec: TargetSpec) -> LossTerms:
+    """Per-head losses over every unmasked position: cross-entropy for the class heads,
+    Gaussian negative log-likelihood (or squared error without uncertainty) for the return."""
+    sums, counts, correct = [], [], []
+    for head, logits in zip(CLASS_HEADS, (out.candle_logits, out.trend_logits,
+                                         out.action_logits)):
+        s, n, c = _class_terms(logits, getattr(batch, head))
+        sums.append(s)
+        counts.append(n)
+        correct.append(c)
+    err = batch.ret - out.return_mean
+    if out.return_logvar is not None:
+        per = 0.5 * (out.return_logvar + err * err * torch.exp(-out.return_logvar))
+    else:
+        per = err * err
+    sums.append(torch.where(batch.ret_mask, per, torch.zeros_like(per)).sum())
+    counts.append(batch.ret_mask.sum())
+    count = torch.stack(counts).to(torch.float32)
+    heads = torch.stack(sums) / count.clamp(min=1.0)
+    weights = heads.new_tensor([spec.weight(h) for h in HEADS])
+    return LossTerms(total=(heads * weights).sum(), heads=heads, counts=count,
+                     correct=torch.stack(correct).to(torch.float32))
+
+
+def _metrics(vec: list[float], batches: int, baselines: dict[str, float | None]) -> SplitMetrics:
+    """SplitMetrics from a summed ``_STATS`` vector over ``batches`` steps."""
+    head_losses = {}
+    for i, head in enumerate(HEADS):
+        present = vec[_PRESENT + i]
+        head_losses[head] = vec[_HEAD + i] / present if present else None
+
+    def acc(i: int) -> float | None:
+        count = vec[_COUNT + i]
+        return vec[_CORRECT + i] / count if count else None
+
+    return SplitMetrics(
+        loss=vec[_TOTAL] / batches if batches else None,
+        head_losses=head_losses,
+        candle_acc=acc(0), candle_baseline=baselines["candle"],
+        trend_acc=acc(1), trend_baseline=baselines["trend"],
+        action_acc=acc(2), action_baseline=baselines["action"],
+        examples=int(vec[_COUNT]),
+    )
+
+
+def lr_factor(step: int, warmup: int, total: int, min_ratio: float) -> float:
+    """Linear warm-up over ``warmup`` steps, then cosine from 1 down to ``min_ratio``."""
+    if step < warmup:
+        return (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    return min_ratio + (1.0 - min_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+class NonFiniteError(WorkstationError):
+    def __init__(self, what: str, heads: tuple[str, ...], step: int, epoch: int, batch: int):
+        self.heads, self.step, self.epoch, self.batch = heads, step, epoch, batch
+        super().__init__(f"{what} went non-finite at step {step} (epoch {epoch + 1}, batch "
+                         f"{batch + 1}): {', '.join(heads)}")
+
+
+class _Stopped(Exception):
+    """Raised inside the loop when ``stop`` is set; ends the run as ``stopped``."""
+
+
+# -- the trainer ------------------------------------------------------------------------------
+class Trainer:
+    """See the module docstring. ``checkpoints`` is a ``CheckpointStore`` (or None: nothing is
+    saved); ``resume_from`` a ``LoadedCheckpoint`` of the same model, features, targets and
+    data provenance, from which the run continues at the same step, epoch, batch, learning
+    rate and RNG state."""
+
+    def __init__(self, model_config: TradingTransformerConfig, train_config: TrainConfig,
+                 data: TrainingData, device: "torch.device | str", *,
+                 on_event: Callable[[Event], None], stop: threading.Event,
+                 checkpoints=None, run_id: str | None = None, provenance: str,
+                 resume_from=None):
+        if model_config.n_features != data.features.shape[1]:
+            raise WorkstationError(f"model expects {model_config.n_features} features, data "
+                                   f"has {data.features.shape[1]}")
+        if not provenance or not str(provenance).strip():
+            raise WorkstationError("training data needs a provenance (where the candles came "
+                                   "from)")
+        self.model_config = model_config
+        self.train_config = train_config
+        self.data = data
+        self.device = torch.device(device)
+        self.on_event = on_event
+        self.stop = stop
+        self.checkpoints = checkpoints
+        self.provenance = str(provenance)
+        self.resume_from = resume_from
+        if resume_from is not None:
+            self._check_resumable(resume_from)
+            run_id = run_id or resume_from.meta.get("run_id")
+        if run_id is None:
+            run_id = (checkpoints.new_run_id() if checkpoints is not None
+                      else f"unsaved-{uuid.uuid4().hex[:8]}")
+        self.run_id = run_id
+        self.model: TradingTransformer | None = None  # built by run(), on its thread
+        self.split: TimeSplit = split_by_time(
+            len(data), model_config.seq_len, train_config.val_fraction,
+            gap=model_config.seq_len + data.target_spec.horizon)
+        self._train_windows = WindowSampler(*self.split.train, model_config.seq_len,
+                                            train_config.window_stride)
+        self._val_windows = WindowSampler(*self.split.val, model_config.seq_len)
+        t = data.targets
+        self._baselines = {
+            name: {head: t.majority_baseline(head, *rng) for head in CLASS_HEADS}
+            for name, rng in (("train", self.split.train), ("val", self.split.val))
+        }
+        self.steps_per_epoch = math.ceil(self._train_windows.n_windows / train_config.batch_size)
+        self.total_steps = self.steps_per_epoch * train_config.epochs
+        self.step = 0
+        self.epoch = 0
+        self.batch = 0
+        self.best_val_loss: float | None = None
+
+    def _check_resumable(self, loaded) -> None:
+        from .checkpoints import config_differences
+
+        meta = loaded.meta
+        problems = config_differences(meta.get("config") or {}, self.model_config.to_dict())
+        if meta.get("features") != self.data.feature_spec.to_dict():
+            problems.append("feature settings differ")
+        if meta.get("targets") != self.data.target_spec.to_dict():
+            problems.append("target settings differ")
+        if meta.get("provenance") != self.provenance:
+            problems.append(f"data: {meta.get('provenance')!r} -> {self.provenance!r}")
+        if "resume" not in meta:
+            problems.append("the checkpoint has no resume position")
+        if problems:
+            raise WorkstationError(f"cannot resume run {meta.get('run_id')}: "
+                                   + "; ".join(problems))
+
+    # -- public ------------------------------------------------------------------------------
+    def run(self) -> Finished | Failed:
+        """Train to the end, until ``stop`` is set, or until an error; see the module docstring."""
+        started = time.monotonic()
+        self._started = started
+        try:
+            prepare_thread(self.device, self.train_config.cpu_threads)
+            self._setup()
+            self._train()
+            saved = self._save("epoch-final") if False else None
+            del saved
+            return self._emit_final(Finished(self.run_id, "completed", self.step, self.epoch,
+                                             time.monotonic() - started, self.best_val_loss,
+                                             self._last_checkpoint))
+        except _Stopped:
+            return self._finish_stopped(started)
+        except Exception as exc:  # noqa: BLE001 - every error ends the run as Failed
+            return self._fail(exc)
+
+    # -- setup ---------------------------------------------------------------------------------
+    def _setup(self) -> None:
+        bad = self.data.first_nonfinite_row()
+        if bad is not None:
+            raise WorkstationError(f"features of candle {bad} are not finite; the candle data "
+                                   f"is broken there")
+        tc, device = self.train_config, self.device
+        torch.manual_seed(tc.seed)
+        self.model = model = TradingTransformer(self.model_config).to(device)
+        model.train()
+        decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and n != "pos"]
+        no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 or n == "pos"]
+        groups = [{"params": decay, "weight_decay": tc.weight_decay},
+                  {"params": no_decay, "weight_decay": 0.0}]
+        fused = {"fused": True} if device.type == "cuda" else {"foreach": True}
+        self.optimizer = torch.optim.AdamW(groups, lr=tc.lr, betas=(tc.beta1, tc.beta2),
+                                           **fused)
+        warmup, total, ratio = tc.warmup_steps, self.total_steps, tc.min_lr_ratio
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: lr_factor(step, warmup, total, ratio))
+        self.series = DeviceSeries(self.data, device)
+        self._last_checkpoint: str | None = None
+        self._params = [p for p in model.parameters()]
+        if self.resume_from is not None:
+            self._restore(self.resume_from)
+        self.start_step = self.step
+        self._emit(RunStarted(
+            self.run_id, provenance=self.provenance, device=describe(device),
+            model_config=self.model_config.to_dict(), train_config=tc.to_dict(),
+            features=self.data.feature_spec.to_dict(), targets=self.data.target_spec.to_dict(),
+            n_params=model.n_params(), candles=len(self.data),
+            train_windows=self._train_windows.n_windows,
+            val_windows=self._val_windows.n_windows, steps_per_epoch=self.steps_per_epoch,
+            total_steps=self.total_steps, start_step=self.step,
+            resumed_from=str(self.resume_from.path) if self.resume_from is not None else None))
+
+    def _restore(self, loaded) -> None:
+        from .checkpoints import apply_weights
+
+        apply_weights(self.model, loaded)
+        if loaded.optimizer_state is None or loaded.scheduler_state is None:
+            raise WorkstationError(f"checkpoint {loaded.path} has no optimizer or scheduler "
+                                   f"state to resume from")
+        self.optimizer.load_state_dict(loaded.optimizer_state)
+        self.scheduler.load_state_dict(loaded.scheduler_state)
+        meta = loaded.meta
+        self.step = int(meta["step"])
+        self.epoch = int(meta["resume"]["epoch"])
+        self.batch = int(meta["resume"]["batch"])
+        self.best_val_loss = meta.get("metrics", {}).get("best_val_loss")
+        loaded.restore_rng()
+
+    # -- the loop ------------------------------------------------------------------------------
+    def _autocast(self):
+        if self.device.type == "cuda":
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def _train(self) -> None:
+        tc, model, T = self.train_config, self.model, self.model_config.seq_len
+        dev = self.device
+        self._acc = torch.zeros(_STATS, dtype=torch.float64, device=dev)
+        self._bad_step = torch.full((1,), -1, dtype=torch.int64, device=dev)
+        self._bad_flags = torch.zeros(len(HEADS) + 1, dtype=torch.bool, device=dev)
+        self._step_t = torch.full((1,), self.step, dtype=torch.int64, device=dev)
+        while self.epoch < tc.epochs:
+            epoch_started = time.monotonic()
+            starts = self._train_windows.starts(self.epoch, seed=tc.seed).to(dev)
+            self._epoch_start_step = self.step - self.batch
+            self._epoch_acc = [0.0] * _STATS
+            self._epoch_batches = 0
+            self._log_batches, self._log_time = 0, time.monotonic()
+            bs = tc.batch_size
+            while self.batch < self.steps_per_epoch:
+                if self.stop.is_set():
+                    raise _Stopped
+                batch = self.series.gather(starts[self.batch * bs:(self.batch + 1) * bs], T)
+                self._train_step(batch)
+                self.batch += 1
+                self.step += 1
+                self._log_batches += 1
+                if self._log_batches >= tc.log_every:
+                    self._log()
+            if self._log_batches:
+                self._log()
+            train = _metrics(self._epoch_acc, self._epoch_batches, self._baselines["train"])
+            val = self._evaluate()
+            is_best = val.loss is not None and (self.best_val_loss is None
+                                                or val.loss < self.best_val_loss)
+            if is_best:
+                self.best_val_loss = val.loss
+            epoch = self.epoch
+            self.epoch += 1
+            self.batch = 0
+            self._emit(EpochEnd(self.run_id, epoch=epoch, step=self.step, train=train, val=val,
+                                lr=self.scheduler.get_last_lr()[0],
+                                elapsed_s=time.monotonic() - epoch_started,
+                                memory=memory_stats(dev), is_best=is_best))
+            self._save("epoch", is_best=is_best, metrics={"train": asdict(train),
+                                                          "val": asdict(val)})
+
+    def _train_step(self, batch: WindowBatch) -> None:
+        with self._autocast():
+            out = self.model(batch.x)
+        terms = compute_loss(out, batch, self.data.target_spec)
+        terms.total.backward()
+        gnorm = torch.nn.utils.clip_grad_norm_(self._params, self.train_config.grad_clip,
+                                               foreach=True)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        stats = terms.stats()
+        stats[_GNORM] = gnorm.double()
+        self._acc += stats
+        flags = torch.cat([~torch.isfinite(terms.heads), ~torch.isfinite(gnorm).reshape(1)])
+        first = (self._bad_step < 0) & flags.any()
+        self._bad_step = torch.where(first, self._step_t, self._bad_step)
+        self._bad_flags = torch.where(first, flags, self._bad_flags)
+        self._step_t = self._step_t + 1
+
+    def _check_finite(self) -> None:
+        """Raise ``NonFiniteError`` for the first non-finite step since the run began (syncs)."""
+        bad_step = int(self._bad_step.item())
+        if bad_step < 0:
+            return
+        flags = self._bad_flags.tolist()
+        names = tuple(h for h, f in zip(HEADS + ("grad_norm",), flags) if f)
+        what = "loss" if any(flags[:len(HEADS)]) else "gradient"
+        raise NonFiniteError(what, names, bad_step, self.epoch,
+                             bad_step - self._epoch_start_step)
+
+    def _log(self) -> None:
+        self._check_finite()
+        vec = self._acc.tolist()  # the one host sync of this interval
+        self._acc.zero_()
+        now = time.monotonic()
+        n = self._log_batches
+        windows = sum(min(self.train_config.batch_size, self._train_windows.n_windows
+                          - (b * self.train_config.batch_size))
+                      for b in range(self.batch - n, self.batch))
+        self._epoch_acc = [a + b for a, b in zip(self._epoch_acc, vec)]
+        self._epoch_batches += n
+        self._emit(BatchEnd(
+            self.run_id, epoch=self.epoch, step=self.step, batch=self.batch,
+            batches_per_epoch=self.steps_per_epoch, batches=n,
+            metrics=_metrics(vec, n, self._baselines["train"]),
+            lr=self.scheduler.get_last_lr()[0], grad_norm=vec[_GNORM] / n,
+            samples_per_s=windows / max(now - self._log_time, 1e-9),
+            memory=memory_stats(self.device)))
+        self._log_batches, self._log_time = 0, time.monotonic()
+
+    def _evaluate(self) -> SplitMetrics:
+        model, T, bs = self.model, self.model_config.seq_len, self.train_config.batch_size
+        starts = self._val_windows.starts(shuffle=False).to(self.device)
+        acc = torch.zeros(_STATS, dtype=torch.float64, device=self.device)
+        batches = 0
+        model.eval()
+        try:
+            with torch.no_grad():
+                for i in range(0, len(starts), bs):
+                    if self.stop.is_set():
+                        raise _Stopped
+                    batch = self.series.gather(starts[i:i + bs], T)
+                    with self._autocast():
+                        out = model(batch.x)
+                    acc += compute_loss(out, batch, self.data.target_spec).stats()
+                    batches += 1
+        finally:
+            model.train()
+        vec = acc.tolist()
+        if not all(math.isfinite(v) for v in vec):
+            bad = tuple(h for i, h in enumerate(HEADS) if not math.isfinite(vec[_HEAD + i]))
+            raise NonFiniteError("validation loss", bad, self.step, self.epoch, self.batch)
+        return _metrics(vec, batches, self._baselines["val"])
+
+    # -- checkpoints and endings -----------------------------------------------------------------
+    def _save(self, reason: str, *, is_best: bool = False, metrics: dict | None = None) -> None:
+        if self.checkpoints is None:
+            return
+        meta = {
+            "config": self.model_config.to_dict(),
+            "train_config": self.train_config.to_dict(),
+            "features": self.data.feature_spec.to_dict(),
+            "targets": self.data.target_spec.to_dict(),
+            "provenance": self.provenance,
+            "metrics": dict(metrics or {}, best_val_loss=self.best_val_loss),
+            "step": self.step,
+            "epoch": self.epoch,  # completed epochs
+            "resume": {"epoch": self.epoch, "batch": self.batch},
+            "reason": reason,
+            "data": {"candles": len(self.data), "train": list(self.split.train),
+                     "val": list(self.split.val), "gap": self.split.gap},
+        }
+        path = self.checkpoints.save(self.run_id, self.model, self.optimizer, self.scheduler,
+                                     meta, is_best=is_best)
+        self._last_checkpoint = str(path)
+        self._emit(CheckpointSaved(self.run_id, path=str(path), step=self.step,
+                                   epoch=self.epoch, reason=reason, is_best=is_best))
+
+    def _finish_stopped(self, started: float) -> Finished | Failed:
+        try:
+            if self._log_batches:
+                self._log()
+            if self.step > self.start_step:
+                self._save("stopped")
+            return self._emit_final(Finished(self.run_id, "stopped", self.step, self.epoch,
+                                             time.monotonic() - started, self.best_val_loss,
+                                             self._last_checkpoint))
+        except Exception as exc:  # noqa: BLE001
+            return self._fail(exc)
+
+    def _fail(self, exc: Exception) -> Failed:
+        tb = "".join(traceback.format_exception(exc))
+        log.error("training run %s failed: %s\n%s", self.run_id, exc, tb)
+        if isinstance(exc, NonFiniteError):
+            event = Failed(self.run_id, str(exc), tb, exc.step, exc.epoch, exc.batch, exc.heads)
+        else:
+            message = str(exc) if isinstance(exc, WorkstationError) else \
+                f"{type(exc).__name__}: {exc}"
+            event = Failed(self.run_id, message, tb, self.step, self.epoch,
+                           self.batch if self.model is not None else None)
+        try:
+            self.on_event(event)
+        except Exception as report_error:
+            raise report_error from exc
+        return event
+
+    def _emit(self, event: Event) -> None:
+        self.on_event(event)
+
+    def _emit_final(self, event: Finished) -> Finished:
+        self._emit(event)
+        return event

@@ -1,0 +1,212 @@
+"""``CandlePyramid``: min/max aggregates of a candle series at every power-of-two scale.
+
+Level ``k`` (``k >= 1``) holds, for each aligned bucket of ``2**k`` candles, the highest high,
+the lowest low and the summed volume; level 0 is the candles themselves (read from the
+``Candles`` columns, never copied). The first open and last close of any candle range need no
+table: they are ``open[start]`` and ``close[stop - 1]``.
+
+Built once in O(n) numpy; appending a candle or updating the forming one touches only the
+last bucket of each level, O(log n). Two queries make a zoomed-out chart independent of the
+series length:
+
+- ``range_stats(start, stop)``: low, high and volume of any candle range in O(log n);
+- ``columns(edges)``: first open / max high / min low / last close / summed volume for many
+  consecutive ranges (one per pixel column) at the coarsest level whose buckets still fit in a
+  range, so the work is O(ranges), not O(candles).
+
+Pure numpy: no Qt here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...market.candles import Candles
+
+_MIN_CAPACITY = 64
+
+
+class _Level:
+    """One aggregation level: growable high/low/volume buffers of ``count`` buckets."""
+
+    __slots__ = ("high", "low", "volume", "count")
+
+    def __init__(self, high: np.ndarray, low: np.ndarray, volume: np.ndarray):
+        count = len(high)
+        capacity = max(_MIN_CAPACITY, count + count // 4)
+        self.high = np.empty(capacity)
+        self.low = np.empty(capacity)
+        self.volume = np.empty(capacity)
+        self.high[:count] = high
+        self.low[:count] = low
+        self.volume[:count] = volume
+        self.count = count
+
+    def set(self, i: int, high: float, low: float, volume: float) -> None:
+        if i == self.count:
+            if i == len(self.high):
+                for name in ("high", "low", "volume"):
+                    old = getattr(self, name)
+                    new = np.empty(2 * len(old))
+                    new[:i] = old[:i]
+                    setattr(self, name, new)
+            self.count = i + 1
+        self.high[i] = high
+        self.low[i] = low
+        self.volume[i] = volume
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """Aggregates of consecutive candle ranges ``[start[j], stop[j])``; ``column[j]`` is the
+    index of the range in the ``edges`` that were asked for (empty ranges are left out)."""
+
+    column: np.ndarray
+    start: np.ndarray
+    stop: np.ndarray
+    open: np.ndarray
+    high: np.ndarray
+    low: np.ndarray
+    close: np.ndarray
+    volume: np.ndarray
+    level: int
+
+
+class CandlePyramid:
+    """See the module docstring. Call ``sync()`` after the candles change."""
+
+    def __init__(self, candles: Candles):
+        self.candles = candles
+        self.rebuild()
+
+    # -- building ----------------------------------------------------------------------
+    def rebuild(self) -> None:
+        """Build every level from the candles: O(n)."""
+        c = self.candles
+        self._n = len(c)
+        self._levels: list[_Level] = []
+        high, low, volume = c.high, c.low, c.volume
+        while len(high) > 1:
+            starts = np.arange(0, len(high), 2)
+            high = np.maximum.reduceat(high, starts)
+            low = np.minimum.reduceat(low, starts)
+            volume = np.add.reduceat(volume, starts)
+            self._levels.append(_Level(high, low, volume))
+
+    def sync(self) -> None:
+        """Catch up with the candles: the last known candle may have changed and new ones may
+        have been appended. O(log n) per changed candle; a rebuild if the series shrank or grew
+        by a large block."""
+        n = len(self.candles)
+        if n < self._n or n - self._n > max(64, self._n // 8) or self._n == 0:
+            self.rebuild()
+            return
+        for i in range(self._n - 1, n):
+            self._refresh_path(i, n)
+        self._n = n
+
+    def _refresh_path(self, i: int, n: int) -> None:
+        """Recompute the bucket holding candle ``i`` on every level (candles ``< n`` exist);
+        called for increasing ``i``, so each level grows by at most one bucket at a time."""
+        c = self.candles
+        h_arr, l_arr, v_arr = c.high, c.low, c.volume
+        below_count = n
+        k = 0
+        while below_count > 1:
+            b = i >> (k + 1)
+            j = 2 * b
+            if j + 1 < below_count:
+                h = max(h_arr[j], h_arr[j + 1])
+                lw = min(l_arr[j], l_arr[j + 1])
+                v = v_arr[j] + v_arr[j + 1]
+            else:
+                h, lw, v = h_arr[j], l_arr[j], v_arr[j]
+            if k == len(self._levels):
+                self._levels.append(_Level(np.array([h]), np.array([lw]), np.array([v])))
+            else:
+                self._levels[k].set(b, h, lw, v)
+            level = self._levels[k]
+            h_arr, l_arr, v_arr = level.high, level.low, level.volume
+            below_count = level.count
+            k += 1
+
+    # -- queries -----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def levels(self) -> int:
+        """Number of aggregation levels above the candles."""
+        return len(self._levels)
+
+    def _arrays(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        if k == 0:
+            c = self.candles
+            return c.high, c.low, c.volume, self._n
+        level = self._levels[k - 1]
+        return level.high, level.low, level.volume, level.count
+
+    def range_stats(self, start: int, stop: int) -> tuple[float, float, float]:
+        """``(lowest low, highest high, summed volume)`` of candles ``[start, stop)``;
+        ``(inf, -inf, 0)`` for an empty range. O(log n)."""
+        a = max(0, int(start))
+        b = min(self._n, int(stop))
+        low, high, volume = np.inf, -np.inf, 0.0
+        k = 0
+        while a < b:
+            h_arr, l_arr, v_arr, _ = self._arrays(k)
+            if a & 1:
+                high = max(high, h_arr[a])
+                low = min(low, l_arr[a])
+                volume += v_arr[a]
+                a += 1
+            if b & 1:
+                b -= 1
+                high = max(high, h_arr[b])
+                low = min(low, l_arr[b])
+                volume += v_arr[b]
+            a >>= 1
+            b >>= 1
+            k += 1
+        return float(low), float(high), float(volume)
+
+    def columns(self, edges: np.ndarray) -> ColumnStats:
+        """Aggregates of the candle ranges between consecutive ``edges`` (non-decreasing candle
+        indices, clipped to ``[0, n]``).
+
+        The level is the coarsest whose bucket size fits in the narrowest non-empty range; each
+        edge is rounded to that level's bucket grid, so a range may start or end up to half a
+        bucket (less than one range) away from where it was asked. O(len(edges))."""
+        n = self._n
+        edges = np.clip(np.asarray(edges, dtype=np.int64), 0, n)
+        widths = np.diff(edges)
+        nonempty = widths[widths > 0]
+        k = 0
+        if nonempty.size:
+            k = min(int(np.log2(nonempty.min())), len(self._levels))
+        high_k, low_k, volume_k, count = self._arrays(k)
+        if k:
+            buckets = np.minimum((edges + (1 << (k - 1))) >> k, count)
+        else:
+            buckets = edges
+        keep = np.flatnonzero(buckets[1:] > buckets[:-1])
+        b_start = buckets[keep]
+        b_stop = buckets[keep + 1]
+        start = np.minimum(b_start << k, n)
+        stop = np.minimum(b_stop << k, n)
+        if keep.size:
+            lo_b = int(b_start[0])
+            hi_b = int(b_stop[-1])
+            # Consecutive kept ranges are contiguous except across dropped empty ones, which
+            # have no buckets; so reduceat over the covered slice sees exactly each range.
+            offsets = b_start - lo_b
+            high = np.maximum.reduceat(high_k[lo_b:hi_b], offsets)
+            low = np.minimum.reduceat(low_k[lo_b:hi_b], offsets)
+            volume = np.add.reduceat(volume_k[lo_b:hi_b], offsets)
+        else:
+            high = low = volume = np.empty(0)
+        c = self.candles
+        return ColumnStats(keep, start, stop, c.open[start], high, low, c.close[stop - 1],
+                           volume, k)
