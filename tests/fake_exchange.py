@@ -12,6 +12,10 @@ event loop. It serves what ccxt's ``binance`` calls for public market data:
   pushes Binance ``kline`` events when the test advances the clock. (ccxt's binance decides
   "spot" by finding ``/stream`` in the socket URL, hence the path.)
 
+Like Binance (which sends the forming kline every 1-2 s), the socket repeats the forming
+kline every ``repeat_s`` of real time: ccxt only hands a message to a caller that is already
+waiting, so without repeats the last event of a burst would surface only with the next one.
+
 The test controls time (``advance``), injects faults (``fail_next``), drops sockets
 (``drop_websockets``) and refuses new ones (``ws_accepting``). Every HTTP request is logged in
 ``requests``; unknown paths answer 404 and are logged in ``unknown_paths``.
@@ -19,6 +23,7 @@ The test controls time (``advance``), injects faults (``fail_next``), drops sock
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from dataclasses import dataclass, field
@@ -82,9 +87,11 @@ class FakeBinance:
     """See the module docstring. ``first_ms``: open time of the first candle that exists;
     ``now_ms``: the fake's clock (exchange time) at start."""
 
-    def __init__(self, *, first_ms: int, now_ms: int):
+    def __init__(self, *, first_ms: int, now_ms: int, repeat_s: float = 0.02):
         self.first_ms = first_ms
         self.now_ms = now_ms
+        self.repeat_s = repeat_s
+        self._repeater: asyncio.Task | None = None
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.unknown_paths: list[str] = []
         self.ws_accepting = True
@@ -111,9 +118,12 @@ class FakeBinance:
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]
+        self._repeater = asyncio.ensure_future(self._repeat_forming())
         return self
 
     async def __aexit__(self, *exc) -> None:
+        self._repeater.cancel()
+        await asyncio.wait({self._repeater})
         await self.drop_websockets()
         await self._runner.cleanup()
 
@@ -165,8 +175,20 @@ class FakeBinance:
                 symbol, step = market_id.upper(), INTERVAL_MS[interval]
                 for ts in range(old - old % step, self.now_ms - self.now_ms % step, step):
                     await self._push(sub, symbol, interval, ts, closed=True)
-                await self._push(sub, symbol, interval, self.now_ms - self.now_ms % step,
-                                 closed=False)
+        await self._push_forming()
+
+    async def _push_forming(self) -> None:
+        for sub in list(self._subscribers):
+            for stream in sub.streams:
+                market_id, interval = stream.split("@kline_")
+                step = INTERVAL_MS[interval]
+                await self._push(sub, market_id.upper(), interval,
+                                 self.now_ms - self.now_ms % step, closed=False)
+
+    async def _repeat_forming(self) -> None:
+        while True:
+            await asyncio.sleep(self.repeat_s)
+            await self._push_forming()
 
     async def drop_websockets(self) -> None:
         """Close every open socket abruptly (as a dropped connection looks to the client)."""
@@ -190,7 +212,10 @@ class FakeBinance:
         }
         if sub.ws.closed:
             return
-        await sub.ws.send_str(json.dumps(event))
+        try:
+            await sub.ws.send_str(json.dumps(event))
+        except ConnectionResetError:  # the client went away meanwhile
+            return
         self.ws_pushed.append((ts, closed))
 
     async def _websocket(self, request: web.Request):

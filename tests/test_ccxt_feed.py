@@ -67,7 +67,8 @@ def run(make_coro):
 def feed_for(fake: FakeBinance, symbol: str = "ETH/USDT", **kwargs) -> CcxtFeed:
     kwargs.setdefault("retry", FAST)
     return CcxtFeed("binance", symbol, "1m", urls=fake.ccxt_urls(), options=fake.ccxt_options(),
-                    config={"enableRateLimit": False}, clock=fake.clock, **kwargs)
+                    config={"enableRateLimit": False, "timeout_on_exit": 0}, clock=fake.clock,
+                    **kwargs)
 
 
 async def eventually(condition, timeout: float = 5.0) -> None:
@@ -406,7 +407,8 @@ def test_json_overrides_and_their_merge_into_the_exchange():
     assert api["public"] == "http://127.0.0.1:1/api/v3" and api["ws"]["spot"] == "ws://h/ws"
     assert api["ws"]["linear"].startswith("wss://")  # merged, not replaced
     assert api["private"].startswith("https://api.binance.com")
-    assert feed.exchange.options["fetchMarkets"] == {"types": ["spot"]}
+    assert feed.exchange.options["fetchMarkets"]["types"] == ["spot"]
+    assert "loadAllOptions" in feed.exchange.options["fetchMarkets"]  # deep-merged
     assert "defaultType" in feed.exchange.options
 
 

@@ -246,9 +246,11 @@ class AnnotationStore:
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {target}")
                 conn.execute("COMMIT")
-            except BaseException:
+            except sqlite3.Error as exc:
                 conn.execute("ROLLBACK")
-                raise
+                raise AnnotationStoreError(
+                    f"cannot upgrade annotations file {self.path} to schema version {target}: "
+                    f"{exc}; it was left at version {target - 1}") from exc
 
     def close(self) -> None:
         self._conn.close()
@@ -269,6 +271,8 @@ class AnnotationStore:
     def _reading(self) -> Iterator[sqlite3.Connection]:
         try:
             yield self._conn
+        except sqlite3.ProgrammingError:  # a bug (e.g. the wrong thread), not the file
+            raise
         except sqlite3.DatabaseError as exc:
             raise AnnotationStoreError(f"annotations file {self.path}: {exc}") from exc
 
@@ -352,6 +356,8 @@ class AnnotationStore:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+        except sqlite3.ProgrammingError:
+            raise
         except sqlite3.IntegrityError as exc:
             raise AnnotationStoreError(
                 f"annotations file {self.path} refused the change: {exc}") from exc

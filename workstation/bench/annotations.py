@@ -6,6 +6,7 @@ Cases, each against a reference measured in the same run on the same file:
 - ``open``: opening the store (checks, pragmas, migrations) vs. a plain sqlite3 connect;
 - ``add``: one durable ``add`` (a transaction, fsynced) vs. a plain sqlite3 INSERT + COMMIT
   with the same pragmas.
+The file is made in a temporary folder in the data dir, on the disk the real store uses.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from ..annotations.model import Point, Region, Trade
 from ..annotations.store import AnnotationStore
+from ..paths import app_paths
 
 _T0 = 1_700_000_000_000
 
@@ -70,7 +72,8 @@ def _raw_fetch(path: Path) -> None:
 
 def run(args) -> int:
     cases = []
-    with tempfile.TemporaryDirectory(prefix="ws-bench-annotations-") as tmp:
+    data_dir = app_paths().ensure().data_dir  # the file system the real store lives on
+    with tempfile.TemporaryDirectory(prefix="bench-annotations-", dir=data_dir) as tmp:
         path = Path(tmp) / "annotations.sqlite"
         with AnnotationStore(path) as store:
             store.merge(synthetic(args.n))

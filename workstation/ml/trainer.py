@@ -32,6 +32,7 @@ import uuid
 from dataclasses import asdict, dataclass, fields
 from typing import Callable
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -99,9 +100,11 @@ class LossTerms:
     correct: torch.Tensor  # [3] correct argmax predictions of the class heads
 
     def stats(self) -> torch.Tensor:
-        """The ``_STATS`` vector without the grad norm (float64)."""
-        return torch.cat([self.total.reshape(1), self.heads, (self.counts > 0).to(self.heads.dtype),
-                          self.correct, self.counts, self.total.new_zeros(1)]).double()
+        """The ``_STATS`` vector without the grad norm (float64, detached)."""
+        with torch.no_grad():
+            return torch.cat([self.total.reshape(1), self.heads,
+                              (self.counts > 0).to(self.heads.dtype), self.correct, self.counts,
+                              self.total.new_zeros(1)]).double()
 
 
 def _class_terms(logits: torch.Tensor, target: torch.Tensor):
@@ -113,9 +116,16 @@ def _class_terms(logits: torch.Tensor, target: torch.Tensor):
     return summed, valid.sum(), correct
 
 
-def compute_loss(out: ModelOutput, batch: WindowBatch, spec: TargetSpec) -> LossTerms:
+def head_weights(spec: TargetSpec, device: "torch.device | str") -> torch.Tensor:
+    """The loss weights of ``HEADS`` as a tensor on ``device`` (make it once, not per step:
+    a host-to-device copy would sync)."""
+    return torch.tensor([spec.weight(h) for h in HEADS], dtype=torch.float32, device=device)
+
+
+def compute_loss(out: ModelOutput, batch: WindowBatch, weights: torch.Tensor) -> LossTerms:
     """Per-head losses over every unmasked position: cross-entropy for the class heads,
-    Gaussian negative log-likelihood (or squared error without uncertainty) for the return."""
+    Gaussian negative log-likelihood (or squared error without uncertainty) for the return;
+    ``total`` weights them with ``weights`` (see ``head_weights``)."""
     sums, counts, correct = [], [], []
     for head, logits in zip(CLASS_HEADS, (out.candle_logits, out.trend_logits,
                                          out.action_logits)):
@@ -132,7 +142,6 @@ def compute_loss(out: ModelOutput, batch: WindowBatch, spec: TargetSpec) -> Loss
     counts.append(batch.ret_mask.sum())
     count = torch.stack(counts).to(torch.float32)
     heads = torch.stack(sums) / count.clamp(min=1.0)
-    weights = heads.new_tensor([spec.weight(h) for h in HEADS])
     return LossTerms(total=(heads * weights).sum(), heads=heads, counts=count,
                      correct=torch.stack(correct).to(torch.float32))
 
@@ -229,6 +238,9 @@ class Trainer:
         self.epoch = 0
         self.batch = 0
         self.best_val_loss: float | None = None
+        self.start_step = 0
+        self._log_batches = 0
+        self._last_checkpoint: str | None = None
 
     def _check_resumable(self, loaded) -> None:
         from .checkpoints import config_differences
@@ -251,13 +263,10 @@ class Trainer:
     def run(self) -> Finished | Failed:
         """Train to the end, until ``stop`` is set, or until an error; see the module docstring."""
         started = time.monotonic()
-        self._started = started
         try:
             prepare_thread(self.device, self.train_config.cpu_threads)
             self._setup()
             self._train()
-            saved = self._save("epoch-final") if False else None
-            del saved
             return self._emit_final(Finished(self.run_id, "completed", self.step, self.epoch,
                                              time.monotonic() - started, self.best_val_loss,
                                              self._last_checkpoint))
@@ -287,10 +296,15 @@ class Trainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: lr_factor(step, warmup, total, ratio))
         self.series = DeviceSeries(self.data, device)
-        self._last_checkpoint: str | None = None
+        self._weights = head_weights(self.data.target_spec, device)
         self._params = [p for p in model.parameters()]
         if self.resume_from is not None:
             self._restore(self.resume_from)
+        else:
+            returns = self.data.targets.next_return_bps[slice(*self.split.train)]
+            returns = returns[np.isfinite(returns)]
+            if returns.size:
+                model.init_return_scale(float(np.var(returns)))
         self.start_step = self.step
         self._emit(RunStarted(
             self.run_id, provenance=self.provenance, device=describe(device),
@@ -370,7 +384,7 @@ class Trainer:
     def _train_step(self, batch: WindowBatch) -> None:
         with self._autocast():
             out = self.model(batch.x)
-        terms = compute_loss(out, batch, self.data.target_spec)
+        terms = compute_loss(out, batch, self._weights)
         terms.total.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(self._params, self.train_config.grad_clip,
                                                foreach=True)
@@ -403,9 +417,8 @@ class Trainer:
         self._acc.zero_()
         now = time.monotonic()
         n = self._log_batches
-        windows = sum(min(self.train_config.batch_size, self._train_windows.n_windows
-                          - (b * self.train_config.batch_size))
-                      for b in range(self.batch - n, self.batch))
+        bs = self.train_config.batch_size
+        windows = min(self.batch * bs, self._train_windows.n_windows) - (self.batch - n) * bs
         self._epoch_acc = [a + b for a, b in zip(self._epoch_acc, vec)]
         self._epoch_batches += n
         self._emit(BatchEnd(
@@ -431,7 +444,7 @@ class Trainer:
                     batch = self.series.gather(starts[i:i + bs], T)
                     with self._autocast():
                         out = model(batch.x)
-                    acc += compute_loss(out, batch, self.data.target_spec).stats()
+                    acc += compute_loss(out, batch, self._weights).stats()
                     batches += 1
         finally:
             model.train()
