@@ -17,7 +17,7 @@ kline every ``repeat_s`` of real time: ccxt only hands a message to a caller tha
 waiting, so without repeats the last event of a burst would surface only with the next one.
 
 The test controls time (``advance``), injects faults (``fail_next``), drops sockets
-(``drop_websockets``) and refuses new ones (``ws_accepting``). Every HTTP request is logged in
+(``drop_websockets``), refuses new ones (``ws_accepting``) or stalls them (``ws_muted``). Every HTTP request is logged in
 ``requests``; unknown paths answer 404 and are logged in ``unknown_paths``.
 """
 
@@ -95,6 +95,7 @@ class FakeBinance:
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.unknown_paths: list[str] = []
         self.ws_accepting = True
+        self.ws_muted = False  # connected sockets get nothing (a stalled stream)
         self.ws_connections = 0
         self.ws_pushed: list[tuple[int, bool]] = []  # (open time, closed) of every kline sent
         self.subscriptions: list[list[str]] = []
@@ -210,7 +211,7 @@ class FakeBinance:
                   "n": 100, "x": closed, "q": _fmt(v * c), "V": _fmt(v / 2, 3),
                   "Q": _fmt(v * c / 2), "B": "0"},
         }
-        if sub.ws.closed:
+        if sub.ws.closed or self.ws_muted:
             return
         try:
             await sub.ws.send_str(json.dumps(event))

@@ -298,9 +298,9 @@ def test_websocket_stream_yields_forming_then_closed_candles():
     first_forming = [u for u in updates if not u.closed and u.ts == T0]
     assert first_forming[0][1:6] == forming_candle("ETHUSDT", T0, MIN, 30_000)  # from REST
     assert forming_candle("ETHUSDT", T0, MIN, 40_000) in [u[1:6] for u in first_forming]
-    # every closed candle comes after its forming updates and is never repeated
-    for i, u in enumerate(updates):
-        assert all(v.ts > u.ts for v in updates[i + 1:]) if u.closed else True
+    for i, u in enumerate(updates):  # nothing about a candle comes after it closed
+        if u.closed:
+            assert all(v.ts > u.ts for v in updates[i + 1:])
     assert states[:2] == ["connecting", "live"] and states[-1] == "closed"
 
 
@@ -335,9 +335,33 @@ def test_a_dropped_websocket_is_reconnected_and_the_gap_back_filled():
     pushed_closed = {ts for ts, was_closed in fake.ws_pushed if was_closed}
     assert pushed_closed.isdisjoint({T0 + MIN, T0 + 2 * MIN, T0 + 3 * MIN})  # so: REST back-fill
     assert fake.ws_connections == 2
-    assert "reconnecting" in states
-    assert states.index("live") < states.index("reconnecting") < len(states) - 1 - \
-        states[::-1].index("live")
+    lost = states.index("reconnecting")
+    assert "live" in states[:lost] and "live" in states[lost:]
+
+
+def test_candles_a_stalled_socket_skipped_are_filled_from_rest():
+    async def body():
+        async with FakeBinance(first_ms=T0 - 100 * MIN, now_ms=T0 + 30_000) as fake:
+            async with feed_for(fake) as feed:
+                rec = StreamRecorder(feed, after_ts=T0 - MIN)
+                await eventually(lambda: fake.subscriptions)
+                await fake.advance(10_000)
+                await eventually(lambda: feed.state == "live" and len(rec.updates) > 1)
+                fake.ws_muted = True
+                await fake.advance(3 * MIN)  # T0 .. T0+2m close unseen by the socket
+                fake.ws_muted = False
+                await fake.advance(MIN)  # T0+3m closes on the socket
+                await eventually(lambda: rec.closed_ts()[-1:] == [T0 + 3 * MIN])
+                await rec.finish()
+            return fake, rec.updates
+
+    fake, updates = run(body)
+    closed = [u for u in updates if u.closed]
+    assert [u.ts for u in closed] == [T0 + i * MIN for i in range(4)]
+    for u in closed:  # T0 too: its last socket values (40 s in) were not final
+        assert u[1:6] == final_candle("ETHUSDT", u.ts, MIN)
+    assert fake.ws_connections == 1
+    assert {T0, T0 + MIN, T0 + 2 * MIN}.isdisjoint(ts for ts, c in fake.ws_pushed if c)
 
 
 def test_polling_when_the_exchange_has_no_websocket_candles():
@@ -363,9 +387,9 @@ def test_polling_when_the_exchange_has_no_websocket_candles():
 
     fake, updates, states = run(body)
     assert [u.ts for u in updates if u.closed] == [T0 - MIN + i * MIN for i in range(5)]
-    assert updates[-1].closed or updates[-1].ts == T0 + 4 * MIN
     assert fake.ws_connections == 0
     assert states[:2] == ["connecting", "polling"] and states[-1] == "closed"
+    assert "polling" in states[states.index("reconnecting"):]
 
 
 def test_cancelling_a_stream_still_closes_the_exchange():

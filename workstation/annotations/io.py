@@ -155,12 +155,13 @@ def from_json_record(record) -> Annotation:
 
 
 def write_json(annotations: Iterable[Annotation], path) -> int:
-    """Write a version-1 JSON file; returns the number of annotations written."""
-    records = [to_json_record(ann) for ann in annotations]
-    text = json.dumps({"version": JSON_VERSION, "annotations": records}, indent=1,
-                      ensure_ascii=False, allow_nan=False)
-    _write_atomic(Path(path), text + "\n")
-    return len(records)
+    """Write a version-1 JSON file, one annotation per line; returns how many."""
+    lines = [json.dumps(to_json_record(ann), ensure_ascii=False, allow_nan=False)
+             for ann in annotations]
+    body = ",\n".join(lines) + ("\n" if lines else "")
+    text = f'{{"version": {JSON_VERSION}, "annotations": [\n{body}]}}\n'
+    _write_atomic(Path(path), text)
+    return len(lines)
 
 
 def read_json(path) -> list[Annotation]:

@@ -141,8 +141,10 @@ class _CloseTracker:
         return out
 
     def close_live_forming(self, ts: int) -> list[CandleUpdate]:
-        """Candle ``ts`` appeared on the socket: a live forming candle before it is closed."""
-        if self.forming is not None and self.forming_live and self.forming[0] < ts:
+        """Candle ``ts`` appeared on the socket: the live forming candle just before it is
+        closed with its last values. (If candles were skipped, the socket missed something:
+        the forming candle is left to the REST gap fill instead.)"""
+        if self.forming is not None and self.forming_live and self.forming[0] + self.tf == ts:
             return [self._close(self.forming)]
         return []
 

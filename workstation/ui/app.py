@@ -1,7 +1,13 @@
-"""Starting the Qt application and its main window."""
+"""Starting the Qt application: asyncio on the Qt loop (qasync), the main window, clean exit.
+
+Closing the window does not quit at once: the window's close request becomes a task that
+stops the feed (awaiting the exchange's ``close()``) and the training run (saved at a safe
+point); the main coroutine awaits it, and only then does the process exit.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -9,14 +15,51 @@ import sys
 log = logging.getLogger(__name__)
 
 
-def run_app(args) -> int:
+def _qt_app():
     os.environ.setdefault("QT_API", "pyside6")
+    os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
     from PySide6.QtWidgets import QApplication
 
-    from .data_window import DataWindow
+    from .. import __version__
+    from .resources import app_icon
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Workstation")
-    window = DataWindow(args.source, args.symbol, args.timeframe)
+    app.setApplicationVersion(__version__)
+    app.setOrganizationName("Workstation")
+    app.setWindowIcon(app_icon())
+    app.setQuitOnLastWindowClosed(False)
+    return app
+
+
+async def run_window(args, *, on_shown=None) -> int:
+    """Open the main window on ``args``' source and return once it has closed cleanly.
+    ``on_shown(window)``, a coroutine function, runs once the source is open (the self-test);
+    its result is the exit status and the window closes after it."""
+    from ..paths import app_paths
+    from .main_window import MainWindow
+
+    window = MainWindow(app_paths().ensure())
+    close_requested = asyncio.Event()
+    window.close_requested.connect(close_requested.set)
     window.show()
-    return app.exec()
+    await window.open_source(*window.initial_source(args), speed=args.speed)
+    status = 0
+    if on_shown is not None:
+        status = await on_shown(window)
+    else:
+        await close_requested.wait()
+    await window.shutdown()
+    return status
+
+
+def run_app(args) -> int:
+    app = _qt_app()
+    import qasync
+
+    from .theme import apply_theme
+
+    apply_theme(app, None)
+    status = qasync.run(run_window(args))
+    log.info("workstation window closed")
+    return int(status or 0)

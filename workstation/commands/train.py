@@ -1,0 +1,222 @@
+"""``workstation train``: train the transformer on a candle series without the window.
+
+A one-line progress report goes to stderr; ``--json`` also prints every training event as
+one JSON object per line on stdout. Ctrl-C stops the run after the current batch and saves a
+checkpoint. Exit status: 0 completed, 130 stopped by Ctrl-C, 1 failed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+
+from ..errors import WorkstationError
+
+_PROGRESS_LINE = 118
+
+
+def register(sub) -> None:
+    from ..ml.model import PRESETS
+
+    p = sub.add_parser("train", help="train the transformer on candles (headless)",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("--source", default="demo",
+                   help="demo | cache | cache:NAME | csv:FILE | an exchange id (its cached "
+                        "candles); default demo (simulated, labelled DEMO)")
+    p.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
+    p.add_argument("--timeframe", default="1m")
+    p.add_argument("--max-candles", type=int, metavar="N", help="use only the last N candles")
+    p.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
+    p.add_argument("--epochs", type=int, default=None, help="default 10")
+    p.add_argument("--batch-size", type=int, default=None, help="default 64")
+    p.add_argument("--seq-len", type=int, default=None, help="candles per window (default 200)")
+    p.add_argument("--lr", type=float, default=None, help="peak learning rate (default 3e-4)")
+    p.add_argument("--stride", type=int, default=None,
+                   help="candles between windows of an epoch (default: seq-len)")
+    p.add_argument("--val-fraction", type=float, default=None, help="default 0.1")
+    p.add_argument("--log-every", type=int, default=None, help="steps per progress report")
+    p.add_argument("--dropout", type=float, default=None)
+    p.add_argument("--grad-checkpointing", action="store_true",
+                   help="recompute block activations in backward (less memory, more compute)")
+    p.add_argument("--flat-bps", type=float, default=None,
+                   help="next-candle moves within +-this many bps are 'flat' (default 2)")
+    p.add_argument("--trend-horizon", type=int, default=None, help="candles ahead (default 10)")
+    p.add_argument("--trend-flat-bps", type=float, default=None, help="default 6")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default 2)")
+    p.add_argument("--resume", metavar="RUN",
+                   help="continue run RUN from its latest checkpoint (its settings apply; "
+                        "--epochs may raise the total)")
+    p.add_argument("--no-annotations", action="store_true",
+                   help="ignore the trader's annotations (the action head stays masked)")
+    p.add_argument("--no-save", action="store_true", help="save no checkpoints")
+    p.add_argument("--json", action="store_true", help="print each event as JSON on stdout")
+    p.set_defaults(func=run)
+
+
+def _settings(args, loaded):
+    """Model, training, feature and target settings from the flags, or from a checkpoint."""
+    from ..ml.features import FeatureSpec
+    from ..ml.model import TradingTransformerConfig, preset_config
+    from ..ml.targets import TargetSpec
+    from ..ml.trainer import TrainConfig
+
+    train_overrides = {
+        "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
+        "window_stride": args.stride, "val_fraction": args.val_fraction,
+        "log_every": args.log_every, "seed": args.seed, "cpu_threads": args.threads,
+    }
+    if loaded is not None:
+        meta = loaded.meta
+        model = TradingTransformerConfig.from_dict(meta["config"])
+        train = TrainConfig.from_dict(meta["train_config"])
+        if args.epochs is not None:
+            train = TrainConfig.from_dict(dict(train.to_dict(), epochs=args.epochs))
+        return (model, train, FeatureSpec.from_dict(meta["features"]),
+                TargetSpec.from_dict(meta["targets"]))
+    model = preset_config(args.preset, seq_len=args.seq_len, dropout=args.dropout,
+                          use_gradient_checkpointing=args.grad_checkpointing or None)
+    train = TrainConfig(**{k: v for k, v in train_overrides.items() if v is not None})
+    targets = TargetSpec(**{k: v for k, v in {
+        "candle_flat_bps": args.flat_bps, "trend_horizon": args.trend_horizon,
+        "trend_flat_bps": args.trend_flat_bps}.items() if v is not None})
+    return model, train, FeatureSpec(), targets
+
+
+def _actions(args, candles, key):
+    """Per-candle action codes from the trader's annotations of this symbol, or None."""
+    if args.no_annotations:
+        return None, 0
+    from ..paths import app_paths
+
+    db = app_paths().annotations_db
+    if not db.is_file():
+        return None, 0
+    from ..annotations.store import AnnotationStore
+    from ..annotations.targets import action_targets
+
+    with AnnotationStore(db) as store:
+        annotations = store.list(symbol=key.symbol)
+    if not annotations:
+        return None, 0
+    targets = action_targets(annotations, candles.ts, candles.timeframe)
+    return targets.actions.astype("int64"), len(annotations)
+
+
+def _pct(value) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def _num(value, fmt: str = ".4f") -> str:
+    return "—" if value is None else format(value, fmt)
+
+
+def _accuracies(m) -> str:
+    return (f"candle {_pct(m.candle_acc)} (majority {_pct(m.candle_baseline)}), "
+            f"trend {_pct(m.trend_acc)} (majority {_pct(m.trend_baseline)}), "
+            f"action {_pct(m.action_acc)}")
+
+
+class _Report:
+    """Turns events into the stderr progress line and, with --json, JSON lines on stdout."""
+
+    def __init__(self, as_json: bool, epochs: int):
+        self.as_json = as_json
+        self.epochs = epochs
+        self.open_line = False
+
+    def _line(self, text: str) -> None:
+        sys.stderr.write("\r" + text[:_PROGRESS_LINE].ljust(_PROGRESS_LINE))
+        sys.stderr.flush()
+        self.open_line = True
+
+    def _print(self, text: str) -> None:
+        if self.open_line:
+            sys.stderr.write("\n")
+            self.open_line = False
+        print(text, file=sys.stderr, flush=True)
+
+    def __call__(self, event) -> None:
+        if self.as_json:
+            print(json.dumps(event.to_dict(), allow_nan=False), flush=True)
+        kind = event.kind
+        if kind == "RunStarted":
+            self._print(f"run {event.run_id}: {event.provenance}; {event.candles} candles, "
+                        f"{event.train_windows} training / {event.val_windows} validation "
+                        f"windows per epoch, {event.n_params:,} parameters on {event.device}")
+        elif kind == "BatchEnd":
+            m, mem = event.metrics, event.memory
+            self._line(f"epoch {event.epoch + 1}/{self.epochs} batch {event.batch}/"
+                       f"{event.batches_per_epoch} loss {_num(m.loss)} candle "
+                       f"{_pct(m.candle_acc)} ({_pct(m.candle_baseline)}) trend "
+                       f"{_pct(m.trend_acc)} ({_pct(m.trend_baseline)}) lr {event.lr:.2e} "
+                       f"{event.samples_per_s:.0f} win/s mem {mem.allocated_mb:.0f} MB")
+        elif kind == "EpochEnd":
+            self._print(f"epoch {event.epoch + 1}/{self.epochs} ({event.elapsed_s:.1f} s): "
+                        f"train loss {_num(event.train.loss)}, {_accuracies(event.train)}")
+            self._print(f"  validation loss {_num(event.val.loss)}, {_accuracies(event.val)}"
+                        + (" [best]" if event.is_best else ""))
+        elif kind == "CheckpointSaved":
+            self._print(f"  checkpoint ({event.reason}): {event.path}")
+        elif kind == "Finished":
+            self._print(f"{event.status} after {event.step} steps in {event.elapsed_s:.1f} s; "
+                        f"best validation loss {_num(event.best_val_loss)}")
+        elif kind == "Failed":
+            self._print(f"training failed at step {event.step}: {event.message}")
+
+
+def run(args) -> int:
+    from ..market.sources import load_series
+    from ..ml.dataset import TrainingData
+    from ..ml.device import resolve_device
+    from ..ml.trainer import Trainer
+
+    store = loaded = None
+    if not args.no_save or args.resume:
+        from ..ml.checkpoints import CheckpointStore
+
+        store = CheckpointStore()
+        if args.resume:
+            loaded = store.load(args.resume)
+            print(f"resuming run {args.resume} at step {loaded.step}: model, feature, target "
+                  f"and training settings come from its checkpoint", file=sys.stderr)
+        if args.no_save:
+            store = None
+    device = resolve_device(args.device)
+    model_config, train_config, feature_spec, target_spec = _settings(args, loaded)
+
+    candles, key = load_series(args.source, args.symbol, args.timeframe,
+                               max_candles=args.max_candles)
+    actions, n_annotations = _actions(args, candles, key)
+    if n_annotations:
+        print(f"{n_annotations} annotations of {key.symbol} give the action targets",
+              file=sys.stderr)
+    data = TrainingData.from_candles(candles, actions=actions, feature_spec=feature_spec,
+                                     target_spec=target_spec)
+    stop = threading.Event()
+    trainer = Trainer(model_config, train_config, data, device,
+                      on_event=_Report(args.json, train_config.epochs), stop=stop,
+                      checkpoints=store, run_id=args.resume, provenance=key.provenance,
+                      resume_from=loaded)
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(final=trainer.run()),
+                              name="trainer", daemon=True)
+    worker.start()
+    interrupted = False
+    while worker.is_alive():
+        try:
+            worker.join(0.2)
+        except KeyboardInterrupt:
+            interrupted = True
+            stop.set()
+            print("\nstopping after the current batch...", file=sys.stderr)
+    final = result.get("final")
+    if final is None:
+        raise WorkstationError("the training thread ended without a result (see the log)")
+    if not final.ok:
+        if getattr(args, "debug", False):
+            print(final.traceback, file=sys.stderr)
+        raise WorkstationError(f"training failed: {final.message}")
+    return 130 if interrupted else 0

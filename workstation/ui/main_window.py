@@ -1,0 +1,219 @@
+"""The main window: chart in the centre, annotation list, training and log docks, data bar,
+status bar, and the menus built from the one shortcut registry."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWindow, QMessageBox
+
+from .. import __version__
+from ..paths import AppPaths
+from .chart.chart_widget import ChartWidget
+from .data_bar import DataBar
+from .live_data import LiveData
+from .log_dock import LogDock
+from .resources import icon
+from .status import StatusPanel
+from .theme import apply_theme
+
+log = logging.getLogger(__name__)
+FIRST_SOURCE = ("binance", "ETH/USDT", "1m")
+
+
+class MainWindow(QMainWindow):
+    """See the module docstring. ``close_requested`` fires when the user closes the window;
+    the app then awaits ``shutdown()``, which stops the feed and training and saves."""
+
+    close_requested = Signal()
+
+    def __init__(self, paths: AppPaths):
+        super().__init__()
+        self.paths = paths
+        self.settings = QSettings(str(paths.config_dir / "workstation.ini"), QSettings.IniFormat)
+        self.setWindowTitle(f"Workstation {__version__}")
+        self.setObjectName("mainWindow")
+        self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks)
+        self._shut_down = False
+
+        self.live = LiveData(paths.candle_cache, self)
+        self.chart = ChartWidget(self)
+        self.setCentralWidget(self.chart)
+        self.data_bar = DataBar(self)
+        self.addToolBar(Qt.TopToolBarArea, self.data_bar)
+        self.status = StatusPanel(self.statusBar(), self.live)
+        self.log_dock = LogDock(self)
+        self.log_dock.attach()
+        self.addDockWidget(Qt.BottomDockWidgetArea, self.log_dock)
+
+        from .annotations.dock import AnnotationLayer
+        from .training.panel import TrainingDock
+
+        self.annotations = AnnotationLayer(paths, self.live, self.chart, self)
+        self.addDockWidget(Qt.RightDockWidgetArea, self.annotations.dock)
+        self.training = TrainingDock(paths, self.live, self.chart, self)
+        self.addDockWidget(Qt.RightDockWidgetArea, self.training)
+        self.tabifyDockWidget(self.annotations.dock, self.training)
+        self.annotations.dock.raise_()
+
+        self.live.candles_changed.connect(self._candles_changed)
+        self.live.state_changed.connect(self._state_changed)
+        self.data_bar.open_requested.connect(self._open_requested)
+        self._build_menus()
+        self.resize(1500, 900)
+        self._restore()
+
+    # -- data ------------------------------------------------------------------------------
+    def initial_source(self, args) -> tuple[str, str | None, str]:
+        """The command line's choice, else the last one used, else binance ETH/USDT 1m."""
+        if args.source:
+            return args.source, args.symbol, args.timeframe or "1m"
+        last = self.settings.value("data/last")
+        if isinstance(last, list) and len(last) == 3:
+            return last[0], last[1] or None, last[2]
+        return FIRST_SOURCE
+
+    async def open_source(self, source: str, symbol: str | None, timeframe: str, *,
+                          speed: float = 1.0) -> None:
+        self.data_bar.set_values(source, symbol or "", timeframe)
+        await self.live.open(source, symbol, timeframe, speed=speed)
+        self.settings.setValue("data/last", [source, symbol or "", timeframe])
+
+    def _open_requested(self, source: str, symbol: str, timeframe: str) -> None:
+        import asyncio
+
+        asyncio.ensure_future(self.open_source(source, symbol or None, timeframe))
+
+    def _candles_changed(self, kind: str) -> None:
+        if kind == "reset":
+            self.chart.set_candles(self.live.candles, self.live.key)
+            key = self.live.key
+            self.data_bar.show_demo(bool(key and key.is_demo))
+            self.setWindowTitle(f"Workstation {__version__} — {key.provenance if key else ''}")
+        else:
+            self.chart.candles_changed(kind)
+
+    def _state_changed(self, state: str, detail: str) -> None:
+        if state in ("offline", "failed"):
+            self.statusBar().showMessage(detail, 20_000)
+
+    def import_csv(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import candles", str(Path.home()),
+                                              "Candle files (*.csv *.csv.gz *.zip);;All files (*)")
+        if not path:
+            return
+        source, symbol, timeframe = self.data_bar.values()
+        self._open_requested(f"csv:{path}", symbol or "ETH/USDT", timeframe)
+
+    def replay_from_cursor(self) -> None:
+        speed, ok = QInputDialog.getDouble(self, "Replay from cursor",
+                                           "Speed (market time per real time):", 60.0, 0.0, 1e6, 1)
+        if ok and len(self.live.candles) > 2:
+            self.live.replay_from(self.chart.cursor_index, speed)
+
+    # -- menus -----------------------------------------------------------------------------
+    def _action(self, text: str, slot, *, shortcut: str | None = None, icon_name: str | None = None,
+                tip: str | None = None) -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(shortcut)
+        if icon_name:
+            action.setIcon(icon(icon_name))
+        action.setToolTip(f"{tip or text} ({shortcut})" if shortcut else (tip or text))
+        action.triggered.connect(slot)
+        return action
+
+    def _build_menus(self) -> None:
+        from .help import CheatSheet, CommandPalette, show_about
+        from .shortcuts import install_commands
+
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self._action("Import candles…", self.import_csv, icon_name="import",
+                                         shortcut="Ctrl+O"))
+        file_menu.addAction(self._action("Replay from cursor…", self.replay_from_cursor))
+        file_menu.addSeparator()
+        for action in self.annotations.file_actions():
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("Quit", self.close, shortcut="Ctrl+Q", icon_name="quit"))
+
+        view = bar.addMenu("&View")
+        self.chart_actions = install_commands(self, self.chart.command_slots(), group="chart")
+        for action in self.chart_actions.values():
+            view.addAction(action)
+        view.addSeparator()
+        themes = QActionGroup(self)
+        for name in ("dark", "light"):
+            action = QAction(f"{name.title()} theme", self, checkable=True)
+            action.triggered.connect(lambda _=False, n=name: self.set_theme(n))
+            themes.addAction(action)
+            view.addAction(action)
+        self.theme_actions = {a.text().split()[0].lower(): a for a in themes.actions()}
+        view.addSeparator()
+        for dock in (self.annotations.dock, self.training, self.log_dock):
+            view.addAction(dock.toggleViewAction())
+        view.addAction(self.data_bar.toggleViewAction())
+
+        annotate = bar.addMenu("&Annotate")
+        for action in self.annotations.actions.values():
+            annotate.addAction(action)
+
+        train = bar.addMenu("&Train")
+        for action in self.training.actions.values():
+            train.addAction(action)
+
+        help_menu = bar.addMenu("&Help")
+        self.cheat_sheet = CheatSheet(self)
+        self.palette = CommandPalette(self)
+        for action in install_commands(self, {"help.shortcuts": self.cheat_sheet.show,
+                                              "help.palette": self.palette.open_palette},
+                                       group="help").values():
+            help_menu.addAction(action)
+        help_menu.addAction(self._action("About Workstation", lambda: show_about(self),
+                                         icon_name="about"))
+
+    def set_theme(self, name: str) -> None:
+        applied = apply_theme(QApplication.instance(), name)
+        self.chart.set_theme(applied)
+        self.theme_actions[applied].setChecked(True)
+        self.settings.setValue("view/theme", applied)
+
+    # -- persistence and closing -----------------------------------------------------------
+    def _restore(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+        self.set_theme(self.settings.value("view/theme", "dark"))
+
+    def _save(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        if self._shut_down:
+            event.accept()
+            return
+        event.ignore()
+        self.close_requested.emit()
+
+    async def shutdown(self) -> None:
+        """Stop the feed (closing exchange connections) and the training run (saving at a
+        safe point), save the layout, then close for real."""
+        if self._shut_down:
+            return
+        self._save()
+        await self.live.stop()
+        if not self.training.shutdown(timeout_s=60.0):
+            QMessageBox.warning(self, "Workstation", "Training did not stop within 60 s.")
+        self.annotations.close()
+        self.log_dock.detach()
+        self._shut_down = True
+        self.close()

@@ -1,0 +1,69 @@
+"""The status bar: data provenance, connection state, latency, last-candle age, device."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QLabel, QStatusBar
+
+from .live_data import LiveData
+
+_STATE_COLORS = {"live": "#26a69a", "replay": "#42a5f5", "static": "#b2b5be",
+                 "connecting": "#f5a623", "reconnecting": "#f5a623", "polling": "#f5a623",
+                 "loading": "#f5a623", "offline": "#ef5350", "failed": "#ef5350", "closed": "#5d606b"}
+
+
+def format_age(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class StatusPanel:
+    """Fills a window's status bar from a ``LiveData`` and keeps the ages fresh (1 s timer)."""
+
+    def __init__(self, bar: QStatusBar, live: LiveData):
+        self.live = live
+        self.provenance = QLabel("no data")
+        self.connection = QLabel("closed")
+        self.latency = QLabel("latency —")
+        self.age = QLabel("last update —")
+        self.device = QLabel("device —")
+        for widget, tip in ((self.provenance, "Where the candles on screen come from"),
+                            (self.connection, "Feed state"),
+                            (self.latency, "Last exchange round trip"),
+                            (self.age, "Time since the last candle update"),
+                            (self.device, "Training device")):
+            widget.setToolTip(tip)
+        bar.addWidget(self.provenance, 1)
+        for widget in (self.connection, self.latency, self.age, self.device):
+            bar.addPermanentWidget(widget)
+        live.state_changed.connect(self.show_state)
+        self.timer = QTimer(bar)
+        self.timer.setInterval(1000)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+
+    def show_state(self, state: str, detail: str) -> None:
+        color = _STATE_COLORS.get(state, "#b2b5be")
+        self.connection.setText(state)
+        self.connection.setStyleSheet(f"color: {color}; font-weight: bold")
+        self.connection.setToolTip(detail or state)
+        key = self.live.key
+        self.provenance.setText(key.provenance if key else detail)
+        self.refresh()
+
+    def refresh(self) -> None:
+        live = self.live
+        self.latency.setText("latency —" if live.latency_ms is None
+                             else f"latency {live.latency_ms:.0f} ms")
+        age = None if live.last_update_wall is None else time.monotonic() - live.last_update_wall
+        self.age.setText(f"last update {format_age(age)}")
+
+    def show_device(self, text: str) -> None:
+        self.device.setText(text)
