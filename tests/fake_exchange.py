@@ -17,8 +17,9 @@ kline every ``repeat_s`` of real time: ccxt only hands a message to a caller tha
 waiting, so without repeats the last event of a burst would surface only with the next one.
 
 The test controls time (``advance``), injects faults (``fail_next``), drops sockets
-(``drop_websockets``), refuses new ones (``ws_accepting``) or stalls them (``ws_muted``). Every HTTP request is logged in
-``requests``; unknown paths answer 404 and are logged in ``unknown_paths``.
+(``drop_websockets``), refuses new ones (``ws_accepting``) or stalls them (``ws_muted``).
+Every HTTP request is logged in ``requests``; unknown paths answer 404 and are logged in
+``unknown_paths``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _price(symbol: str, k: int) -> float:
     return base * (1.0 + 0.1 * math.sin(k / 500.0) + 0.01 * math.sin(k / 7.0))
 
 
-def final_candle(symbol: str, ts: int, interval_ms: int) -> tuple[float, float, float, float, float]:
+def final_candle(symbol: str, ts: int, interval_ms: int) -> tuple[float, ...]:
     """The closed candle ``(o, h, l, c, v)`` at open time ``ts``; every value has an exact
     short decimal form, so a value that went through Binance's strings compares with ``==``."""
     k = ts // interval_ms

@@ -176,7 +176,7 @@ def test_history_starts_at_the_listing_and_stops_when_the_exchange_has_nothing()
     assert len(fake.klines_requests()) == 2  # one each: nothing more was asked for
 
 
-# -- retries -----------------------------------------------------------------------------------------
+# -- retries -------------------------------------------------------------------------------------
 def test_http_429_is_retried_until_it_succeeds():
     async def body():
         async with FakeBinance(first_ms=T0 - 100 * MIN, now_ms=T0) as fake:

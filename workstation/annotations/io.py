@@ -335,8 +335,9 @@ def read_csv(path, *, symbol: str | None = None, timeframe: str | None = None) -
             raise AnnotationImportError(path, exc.reason, record=index, where=where,
                                         record_id=record_id, field=exc.field) from exc
         if trade.id in seen:
-            raise AnnotationImportError(path, f"same id as line {seen[trade.id]}", record=index,
-                                        where=where, record_id=trade.id, field="id")
+            same = "id" if record_id else "trade"
+            raise AnnotationImportError(path, f"same {same} as line {seen[trade.id]}",
+                                        record=index, where=where, record_id=trade.id, field="id")
         seen[trade.id] = reader.line_num
         trades.append(trade)
     return trades
@@ -392,7 +393,8 @@ def _read_text(path: Path) -> str:
         with open(path, encoding="utf-8-sig", newline="") as handle:
             return handle.read()
     except UnicodeDecodeError as exc:
-        raise AnnotationImportError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        raise AnnotationImportError(
+            path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except OSError as exc:
         raise AnnotationImportError(path, f"cannot read it ({exc.strerror or exc})") from exc
 

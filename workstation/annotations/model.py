@@ -144,7 +144,8 @@ def _tags(value) -> tuple[str, ...]:
         if not tag:
             raise AnnotationValidationError("tags", "a tag must not be empty")
         if ";" in tag or "\n" in tag or "\r" in tag:
-            raise AnnotationValidationError("tags", f"a tag must not contain ';' or a newline: {tag!r}")
+            raise AnnotationValidationError(
+                "tags", f"a tag must not contain ';' or a newline: {tag!r}")
         if tag not in tags:
             tags.append(tag)
     return tuple(tags)
@@ -181,14 +182,16 @@ class _AnnotationBase:
         timeframe = _text(self.timeframe, "timeframe").strip()
         if timeframe not in TIMEFRAMES:
             raise AnnotationValidationError(
-                "timeframe", f"unsupported timeframe {timeframe!r}; use one of {', '.join(TIMEFRAMES)}"
+                "timeframe",
+                f"unsupported timeframe {timeframe!r}; use one of {', '.join(TIMEFRAMES)}",
             )
         _set(self, "timeframe", timeframe)
         _set(self, "notes", _text(self.notes, "notes"))
         _set(self, "tags", _tags(self.tags))
         _set(self, "source", _enum(Source, self.source, "source"))
         _set(self, "created_at", _time(self.created_at, "created_at"))
-        updated = self.created_at if self.updated_at is None else _time(self.updated_at, "updated_at")
+        updated = self.updated_at
+        updated = self.created_at if updated is None else _time(updated, "updated_at")
         if updated < self.created_at:
             raise AnnotationValidationError(
                 "updated_at", f"updated_at {updated} is before created_at {self.created_at}"
@@ -202,7 +205,7 @@ class _AnnotationBase:
 
 @dataclass(frozen=True, kw_only=True)
 class Trade(_AnnotationBase):
-    """A completed trade: entered at ``entry_ts``/``entry_price``, left at ``exit_ts``/``exit_price``.
+    """A completed trade: in at ``entry_ts``/``entry_price``, out at ``exit_ts``/``exit_price``.
 
     ``span`` is (entry_ts, exit_ts); every kind has a ``span`` (first, last time covered).
     """

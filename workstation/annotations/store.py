@@ -207,10 +207,14 @@ class AnnotationStore:
             raise AnnotationStoreError(f"cannot open annotations file {self.path}: {exc}") from exc
         try:
             self._check_existing(conn)
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA busy_timeout = 5000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
+            try:
+                conn.execute("PRAGMA foreign_keys = ON")
+                conn.execute("PRAGMA busy_timeout = 5000")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = FULL")
+            except sqlite3.DatabaseError as exc:
+                raise AnnotationStoreError(
+                    f"cannot open annotations file {self.path}: {exc}") from exc
             self._migrate(conn)
         except BaseException:
             conn.close()
@@ -232,7 +236,8 @@ class AnnotationStore:
             )
         if version == 0 and tables:
             raise self._refuse(
-                f"it is not a Workstation annotations database (tables: {', '.join(sorted(tables))})"
+                "it is not a Workstation annotations database "
+                f"(tables: {', '.join(sorted(tables))})"
             )
         if version > 0 and not _OWN_TABLES <= tables:
             raise self._refuse(f"tables {', '.join(sorted(_OWN_TABLES - tables))} are missing")

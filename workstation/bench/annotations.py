@@ -100,7 +100,8 @@ def run(args) -> int:
                          (f"00000000-0000-4000-8000-{next(ids):012d}",))
             conn.execute("COMMIT")
 
-        cases.append(("add", 1, add, "sqlite3 INSERT + COMMIT", _median_ms(raw_insert, args.repeat)))
+        cases.append(("add", 1, add, "sqlite3 INSERT + COMMIT",
+                      _median_ms(raw_insert, args.repeat)))
         conn.close()
     for name, n, ms, reference, ref_ms in cases:
         ratio = ms / ref_ms if ref_ms > 0 else float("inf")

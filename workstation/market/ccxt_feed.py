@@ -249,7 +249,7 @@ class CcxtFeed:
     async def close(self) -> None:
         """Close every connection of the exchange (safe to call twice)."""
         await self.exchange.close()
-        self._set_state("closed", "")
+        self._set_state("closed", "exchange closed")
 
     async def _open(self) -> None:
         ex = self.exchange

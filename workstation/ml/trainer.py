@@ -292,7 +292,9 @@ class Trainer:
         fused = {"fused": True} if device.type == "cuda" else {"foreach": True}
         self.optimizer = torch.optim.AdamW(groups, lr=tc.lr, betas=(tc.beta1, tc.beta2),
                                            **fused)
-        warmup, total, ratio = tc.warmup_steps, self.total_steps, tc.min_lr_ratio
+        # a short run warms up over at most a tenth of its steps
+        warmup = min(tc.warmup_steps, max(1, self.total_steps // 10))
+        total, ratio = self.total_steps, tc.min_lr_ratio
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: lr_factor(step, warmup, total, ratio))
         self.series = DeviceSeries(self.data, device)

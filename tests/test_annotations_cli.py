@@ -1,0 +1,93 @@
+"""``workstation annotations export|import|list`` through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from workstation.annotations.io import write_json
+from workstation.annotations.model import Point, Region, Trade
+from workstation.annotations.store import AnnotationStore
+from workstation.cli import main
+
+T0 = 1_700_000_000_000
+
+
+def sample():
+    return [
+        Trade(symbol="ETH/USDT", timeframe="1m", direction="long", entry_ts=T0, entry_price=100.0,
+              exit_ts=T0 + 60_000, exit_price=102.0, tags=("a",), notes="first"),
+        Region(symbol="ETH/USDT", timeframe="1m", start_ts=T0, end_ts=T0 + 600_000, label="range"),
+        Point(symbol="BTC/USDT", timeframe="1h", ts=T0, price=43000.0),
+    ]
+
+
+def test_import_list_export_round_trip(tmp_path, capsys):
+    src = tmp_path / "in.json"
+    write_json(sample(), src)
+    assert main(["annotations", "import", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "read 3 annotation(s)" in out and "added 3" in out
+
+    assert main(["annotations", "import", str(src)]) == 0
+    assert "added 0, updated 0, unchanged 3" in capsys.readouterr().out
+
+    assert main(["annotations", "list", "--symbol", "eth/usdt"]) == 0
+    out = capsys.readouterr().out
+    trade = sample()[0]
+    assert "long 100 -> 102 (+2.00%)" in out and "[a]" in out and "'first'" in out
+    assert "range" in out and "BTC/USDT" not in out and "2 annotation(s)" in out
+
+    json_out, csv_out = tmp_path / "out.json", tmp_path / "out.csv"
+    assert main(["annotations", "export", str(json_out), "--timeframe", "1m"]) == 0
+    assert "wrote 2 annotation(s)" in capsys.readouterr().out
+    doc = json.loads(json_out.read_text(encoding="utf-8"))
+    assert {r["kind"] for r in doc["annotations"]} == {"trade", "region"}
+
+    assert main(["annotations", "export", str(csv_out)]) == 0
+    out = capsys.readouterr().out
+    assert "wrote 1 annotation(s)" in out and "left out 2 region(s)/point(s)" in out
+    assert trade.symbol in csv_out.read_text(encoding="utf-8")
+
+
+def test_a_malformed_import_fails_with_the_record_and_field_and_imports_nothing(tmp_path, capsys):
+    write_json(sample(), tmp_path / "good.json")
+    doc = json.loads((tmp_path / "good.json").read_text(encoding="utf-8"))
+    doc["annotations"][2]["price"] = -1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["annotations", "import", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}: annotations[2] (id {doc['annotations'][2]['id']}): price:" in err
+    assert main(["annotations", "list"]) == 0
+    assert "no annotations" in capsys.readouterr().out
+
+
+def test_csv_import_takes_symbol_and_timeframe_from_options(tmp_path, capsys):
+    path = tmp_path / "trades.csv"
+    path.write_text("direction,entry_ts,entry_price,exit_ts,exit_price\n"
+                    f"short,{T0},100,{T0 + 60_000},99\n", encoding="utf-8")
+    assert main(["annotations", "import", str(path)]) == 1
+    assert "symbol: missing" in capsys.readouterr().err
+    assert main(["annotations", "import", str(path), "--symbol", "sol/usdt",
+                 "--timeframe", "15m"]) == 0
+    with AnnotationStore() as store:
+        (trade,) = store.list()
+    assert (trade.symbol, trade.timeframe, trade.pnl_pct) == ("SOL/USDT", "15m", 1.0)
+
+
+def test_bad_options_are_clear_errors(tmp_path, capsys):
+    assert main(["annotations", "list", "--timeframe", "7m"]) == 1
+    assert "unsupported timeframe '7m'" in capsys.readouterr().err
+    assert main(["annotations", "export", str(tmp_path / "x.txt")]) == 1
+    assert "--format" in capsys.readouterr().err
+    assert main(["annotations", "export", str(tmp_path / "x.txt"), "--format", "json"]) == 0
+
+
+def test_the_installed_command_runs(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "workstation", "--data-dir", str(tmp_path / "h"),
+                           "annotations", "list"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "no annotations"
+    assert (tmp_path / "h" / "data" / "annotations.sqlite").exists()

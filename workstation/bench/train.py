@@ -1,0 +1,309 @@
+"""``workstation bench train`` and ``workstation bench infer``: training step and prediction
+speed of the ``TradingTransformer``, against a naive reference measured in the same run.
+
+``train`` cases, same sizes and the same loss:
+- ``reference``: fp32, hand-written attention ``softmax(QK^T / sqrt(d) + mask) V`` with the
+  mask built per call, unfused AdamW (``foreach=False, fused=False``);
+- ``optimized``: what the ``Trainer`` does (SDPA ``is_causal``, bf16 autocast and fused AdamW
+  on CUDA, fp32 and foreach AdamW on CPU);
+- ``optimized+checkpointing``: the same with gradient checkpointing.
+
+MFU = (6 N + 12 L T d) * tokens per second / peak, where the peak is a matmul measured here:
+bf16 on CUDA, fp32 on CPU (the CPU figure says so). Memory: on CUDA the allocator's peak for
+the case; on CPU the process peak RSS (a high-water mark of the whole run). ``activation_mb``
+is what autograd keeps from the forward pass for backward (saved tensors that are not
+weights), measured on both.
+
+``infer`` cases: latency of one window's prediction (features already computed; input copied
+to the device and the outputs back), the same with the features computed from candles, and
+the reference model; p50 and p99 over ``--runs``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+from ..ml.dataset import WindowBatch
+from ..ml.device import memory_stats, reset_peak_memory, resolve_device, synchronize
+from ..ml.features import FeatureSpec, make_features
+from ..ml.model import PRESETS, CausalSelfAttention, TradingTransformer, preset_config
+from ..ml.targets import TargetSpec
+from ..ml.trainer import compute_loss, head_weights
+
+_DEFAULT_BATCH = {"tiny": 64, "small": 64, "base": 64, "large": 32}
+
+
+def register(bench_sub) -> None:
+    train = bench_sub.add_parser("train", help="training step speed, MFU and memory of the "
+                                               "transformer vs. a naive reference")
+    _common(train)
+    train.add_argument("--batch-size", type=int, help="windows per step (default 64; large 32)")
+    train.add_argument("--steps", type=int, default=10, help="timed steps per case (10)")
+    train.add_argument("--warmup", type=int, default=3, help="untimed steps first (3)")
+    train.set_defaults(func=run_train)
+    infer = bench_sub.add_parser("infer", help="latency of one window's prediction (p50/p99)")
+    _common(infer)
+    infer.add_argument("--runs", type=int, default=200, help="timed predictions per case (200)")
+    infer.set_defaults(func=run_infer)
+
+
+def _common(parser) -> None:
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
+    parser.add_argument("--seq-len", type=int, help="candles per window (default 200)")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads (2)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per case")
+
+
+class NaiveSelfAttention(CausalSelfAttention):
+    """The reference: attention written out, with the causal mask built on every call."""
+
+    def attend(self, q, k, v):
+        t = q.shape[-2]
+        mask = torch.full((t, t), float("-inf"), device=q.device).triu(1)
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask, dim=-1)
+        return F.dropout(weights, self.dropout, self.training) @ v
+
+
+def reference_model(config) -> TradingTransformer:
+    model = TradingTransformer(config)
+    for block in model.blocks:
+        block.attn = NaiveSelfAttention(config)
+    return model
+
+
+def step_flops(model: TradingTransformer, tokens: int) -> float:
+    """Training FLOPs of one step: 6 N per token for the weights, 12 L T d for attention."""
+    c = model.config
+    return (6.0 * model.n_params() + 12.0 * c.n_layers * c.seq_len * c.d_model) * tokens
+
+
+def matmul_peak(device: torch.device) -> tuple[float, str]:
+    """Measured matmul FLOP/s: bf16 on CUDA, fp32 on CPU."""
+    if device.type == "cuda":
+        n, dtype, kind, reps = 8192, torch.bfloat16, "bf16 matmul (measured)", 20
+    else:
+        n, dtype, kind, reps = 1024, torch.float32, "fp32 matmul, CPU (measured)", 5
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    for _ in range(2):
+        a @ b
+    synchronize(device)
+    best = math.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(reps):
+            a @ b
+        synchronize(device)
+        best = min(best, (time.perf_counter() - start) / reps)
+    return 2.0 * n ** 3 / best, kind
+
+
+def random_batch(batch: int, config, device) -> WindowBatch:
+    shape = (batch, config.seq_len)
+    g = torch.Generator().manual_seed(0)
+    return WindowBatch(
+        x=torch.randn(*shape, config.n_features, generator=g).to(device),
+        candle=torch.randint(0, 3, shape, generator=g).to(device),
+        trend=torch.randint(0, 3, shape, generator=g).to(device),
+        action=torch.randint(-1, 5, shape, generator=g).to(device),
+        ret=(torch.randn(*shape, generator=g) * 10).to(device),
+        ret_mask=torch.ones(shape, dtype=torch.bool).to(device))
+
+
+def activation_mb(model: TradingTransformer, x: torch.Tensor, autocast) -> float:
+    """MiB of non-weight tensors autograd saves in one training forward pass."""
+    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(t):
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in weights:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast():
+        model(x)
+    return sum(saved.values()) / 2**20
+
+
+def _train_case(name: str, args, device, config, peak: float, peak_kind: str) -> dict:
+    torch.manual_seed(0)
+    reference = name == "reference"
+    model = (reference_model(config) if reference else TradingTransformer(config)).to(device)
+    model.train()
+    if reference:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False, fused=False)
+    elif device.type == "cuda":
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+
+    def autocast():
+        if device.type == "cuda" and not reference:
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.autocast("cpu", enabled=False)
+
+    batch = random_batch(args.batch_size, config, device)
+    weights = head_weights(TargetSpec(), device)
+
+    def step():
+        with autocast():
+            out = model(batch.x)
+        compute_loss(out, batch, weights).total.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(args.warmup):
+        step()
+    synchronize(device)
+    reset_peak_memory(device)
+    seconds = _median_step_seconds(step, args.steps, device)
+    mem = memory_stats(device)
+    tokens = args.batch_size * config.seq_len
+    return {
+        "case": name, "device": str(device), "preset": args.preset,
+        "batch_size": args.batch_size, "seq_len": config.seq_len, "params": model.n_params(),
+        "ms_per_step": seconds * 1000, "samples_per_s": args.batch_size / seconds,
+        "tokens_per_s": tokens / seconds,
+        "mfu": step_flops(model, tokens) / seconds / peak,
+        "peak_tflops": peak / 1e12, "peak_kind": peak_kind,
+        "peak_mem_mb": mem.peak_mb,
+        "peak_mem_kind": "torch max_memory_allocated" if device.type == "cuda"
+        else "process peak RSS",
+        "activation_mb": activation_mb(model, batch.x, autocast),
+    }
+
+
+def _median_step_seconds(step, steps: int, device) -> float:
+    """Seconds per step: the median over up to 5 chunks of consecutive steps (one sync per
+    chunk), which a busy machine disturbs less than one long mean."""
+    chunk = max(1, steps // 5)
+    per_step = []
+    for first in range(0, steps, chunk):
+        n = min(chunk, steps - first)
+        start = time.perf_counter()
+        for _ in range(n):
+            step()
+        synchronize(device)
+        per_step.append((time.perf_counter() - start) / n)
+    return statistics.median(per_step)
+
+
+def run_train(args) -> int:
+    device = resolve_device(args.device)
+    if device.type == "cpu":
+        torch.set_num_threads(args.threads)
+    args.batch_size = args.batch_size or _DEFAULT_BATCH[args.preset]
+    peak, peak_kind = matmul_peak(device)
+    cases = []
+    for name, checkpointing in (("reference", False), ("optimized", False),
+                                ("optimized+checkpointing", True)):
+        config = preset_config(args.preset, seq_len=args.seq_len,
+                               use_gradient_checkpointing=checkpointing)
+        cases.append(_train_case(name, args, device, config, peak, peak_kind))
+    ref = cases[0]["ms_per_step"]
+    for case in cases:
+        case["speedup_vs_reference"] = ref / case["ms_per_step"]
+    _print(cases, args.json, ("ms_per_step", "samples_per_s", "mfu", "peak_mem_mb",
+                              "activation_mb", "speedup_vs_reference"),
+           f"{args.preset} on {device}, batch {args.batch_size} x {cases[0]['seq_len']} "
+           f"candles; peak {peak / 1e12:.2f} TFLOP/s ({peak_kind})")
+    return 0
+
+
+def _latencies(fn, runs: int, device) -> list[float]:
+    for _ in range(max(5, runs // 20)):
+        fn()
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        synchronize(device)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def run_infer(args) -> int:
+    from ..market.demo import demo_candles
+
+    device = resolve_device(args.device)
+    if device.type == "cpu":
+        torch.set_num_threads(args.threads)
+    config = preset_config(args.preset, seq_len=args.seq_len)
+    spec = FeatureSpec()
+    candles = demo_candles(config.seq_len + spec.warmup, "1m", seed=0,
+                           end_ts=1_700_000_000_000)
+    peak, peak_kind = matmul_peak(device)
+    window = torch.from_numpy(make_features(candles, spec)[-config.seq_len:])[None]
+
+    def autocast(reference: bool):
+        if device.type == "cuda" and not reference:
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.autocast("cpu", enabled=False)
+
+    def predictor(model, reference: bool, with_features: bool):
+        def predict():
+            x = (torch.from_numpy(make_features(candles, spec)[-config.seq_len:])[None]
+                 if with_features else window)
+            with torch.inference_mode(), autocast(reference):
+                out = model(x.to(device))
+                return (out.candle_logits[0, -1].softmax(-1).cpu(),
+                        out.trend_logits[0, -1].softmax(-1).cpu(),
+                        out.return_mean[0, -1].cpu())
+        return predict
+
+    cases = []
+    torch.manual_seed(0)
+    for name, reference, with_features in (("reference", True, False), ("infer", False, False),
+                                           ("infer+features", False, True)):
+        model = (reference_model(config) if reference else TradingTransformer(config))
+        model = model.to(device).eval()
+        reset_peak_memory(device)
+        times = _latencies(predictor(model, reference, with_features), args.runs, device)
+        q = statistics.quantiles(times, n=100, method="inclusive")
+        mean_s = statistics.fmean(times) / 1000
+        flops = step_flops(model, config.seq_len) / 3  # forward only
+        cases.append({
+            "case": name, "device": str(device), "preset": args.preset,
+            "seq_len": config.seq_len, "runs": args.runs,
+            "p50_ms": statistics.median(times), "p99_ms": q[98], "max_ms": max(times),
+            "samples_per_s": 1.0 / mean_s, "mfu": flops / mean_s / peak,
+            "peak_tflops": peak / 1e12, "peak_kind": peak_kind,
+            "peak_mem_mb": memory_stats(device).peak_mb,
+        })
+    ref = cases[0]["p50_ms"]
+    for case in cases:
+        case["speedup_vs_reference"] = ref / case["p50_ms"]
+    _print(cases, args.json, ("p50_ms", "p99_ms", "samples_per_s", "peak_mem_mb",
+                              "mfu", "speedup_vs_reference"),
+           f"{args.preset} on {device}, one window of {config.seq_len} candles; peak "
+           f"{peak / 1e12:.2f} TFLOP/s ({peak_kind})")
+    return 0
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def _print(cases: list[dict], as_json: bool, columns: tuple[str, ...], title: str) -> None:
+    if as_json:
+        for case in cases:
+            print(json.dumps(case))
+        return
+    print(title)
+    width = max(len(c["case"]) for c in cases) + 2
+    print("case".ljust(width) + "".join(col.rjust(22) for col in columns))
+    for case in cases:
+        print(case["case"].ljust(width) + "".join(_fmt(case[col]).rjust(22) for col in columns))

@@ -1,0 +1,618 @@
+"""``ChartWidget``: the live candlestick chart (see the package docstring for its API)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
+
+from ...market.candles import Candles
+from ...market.series import SeriesKey
+from .. import shortcuts
+from .axis import GridItem, PriceAxis, Tag, TimeAxis
+from .candle_item import CandleItem, VolumeItem
+from .colors import ChartColors
+from .guides import CrosshairItem, CursorItem, PriceLineItem, pixel_size
+from .overlays import ChartOverlays
+from .pyramid import CandlePyramid
+from .readout import format_readout, format_volume, price_decimals
+from .ticks import format_time, time_ticks
+from .visible import VisibleCandles, empty_visible, visible_candles
+
+DEFAULT_VISIBLE = 150  # candles shown when a first series is loaded
+MIN_VISIBLE = 8  # zoomed in the furthest, candles on screen
+EDGE_MARGIN = 50  # candles of empty space allowed before the first and after the last
+ZOOM_STEP = 1.25
+Y_PADDING = 0.06  # of the visible price span, above and below
+VOLUME_HEADROOM = 1.12
+
+
+def _live_margin(width: float) -> float:
+    """Empty space right of the newest candle at the live edge, in candles."""
+    return min(max(2.0, 0.06 * width), EDGE_MARGIN * 0.8)
+
+
+class ChartViewBox(pg.ViewBox):
+    """A pane: wheel zooms and drag pans time (price too once the user pins it); keys are
+    left to the chart's actions."""
+
+    def __init__(self):
+        super().__init__(enableMenu=False, defaultPadding=0.0)
+        self.setMouseEnabled(x=True, y=False)
+        self.disableAutoRange()
+
+    def keyPressEvent(self, ev) -> None:
+        ev.ignore()
+
+
+class ChartWidget(QtWidgets.QWidget):
+    """Candles, volume, time and price axes, crosshair with readout, a keyboard cursor, the
+    last-price line and overlays; follows a live series."""
+
+    cursor_moved = QtCore.Signal(int)
+    candle_clicked = QtCore.Signal(int, float)
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None,
+                 colors: ChartColors | None = None):
+        super().__init__(parent)
+        self.colors = colors or ChartColors()
+        self._candles: Candles | None = None
+        self._key: SeriesKey | None = None
+        self._pyramid: CandlePyramid | None = None
+        self._n = 0
+        self._frame: VisibleCandles = empty_visible()
+        self._last_unit: tuple[float, float, float] | None = None  # low, high, volume drawn
+        self._cursor = -1
+        self._hover: int | None = None
+        self._autoscale = True
+        self._utc = True
+        self._decimals = 2
+        self._build()
+        self.actions_by_id = shortcuts.create_actions(self, {
+            "chart.cursor_left": self._key_left,
+            "chart.cursor_right": self._key_right,
+            "chart.cursor_left_10": self._key_left_10,
+            "chart.cursor_right_10": self._key_right_10,
+            "chart.first": self._key_first,
+            "chart.last": self._key_last,
+            "chart.zoom_in": self._key_zoom_in,
+            "chart.zoom_out": self._key_zoom_out,
+            "chart.page_back": self._key_page_back,
+            "chart.page_forward": self._key_page_forward,
+            "chart.fit_all": self.fit_all,
+            "chart.toggle_autoscale": self.toggle_autoscale,
+            "chart.go_live": self._key_go_live,
+            "chart.toggle_utc": self.toggle_utc,
+        })
+
+    # -- construction ------------------------------------------------------------------
+    def _build(self) -> None:
+        c = self.colors
+        col = pg.mkColor
+        self.view = pg.GraphicsView(background=c.background)
+        self.view.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view)
+        grid = pg.GraphicsLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(0)
+        self.view.setCentralItem(grid)
+        self.price_view = ChartViewBox()
+        self.volume_view = ChartViewBox()
+        self.volume_view.setXLink(self.price_view)
+        self.price_axis = PriceAxis(self.price_view, col(c.axis_text), col(c.axis_line),
+                                    formatter=self._format_price_tick)
+        self.volume_axis = PriceAxis(self.volume_view, col(c.axis_text), col(c.axis_line),
+                                     formatter=format_volume)
+        self.time_axis = TimeAxis(self.price_view, col(c.axis_text), col(c.axis_line))
+        grid.addItem(self.price_view, 0, 0)
+        grid.addItem(self.price_axis, 0, 1)
+        grid.addItem(self.volume_view, 1, 0)
+        grid.addItem(self.volume_axis, 1, 1)
+        grid.addItem(self.time_axis, 2, 0)
+        grid.layout.setRowStretchFactor(0, 4)
+        grid.layout.setRowStretchFactor(1, 1)
+
+        self.price_grid = GridItem(col(c.grid))
+        self.volume_grid = GridItem(col(c.grid))
+        self.candle_item = CandleItem(col(c.up), col(c.down))
+        self.volume_item = VolumeItem(col(c.volume_up), col(c.volume_down))
+        self.cursor_item = CursorItem(self.price_view, col(c.cursor_band), col(c.cursor))
+        self.volume_cursor_item = CursorItem(self.volume_view, col(c.cursor_band), None)
+        self.price_line = PriceLineItem(self.price_view)
+        self.crosshair = CrosshairItem(self.price_view, col(c.crosshair))
+        self.volume_crosshair = CrosshairItem(self.volume_view, col(c.crosshair))
+        self.overlays = ChartOverlays()
+        self._price_items = (self.price_grid, self.cursor_item, self.candle_item,
+                             self.overlays.item, self.price_line, self.crosshair)
+        self._volume_items = (self.volume_grid, self.volume_cursor_item, self.volume_item,
+                              self.volume_crosshair)
+        for z, item in enumerate(self._price_items):
+            item.setZValue(z)
+            self.price_view.addItem(item, ignoreBounds=True)
+        for z, item in enumerate(self._volume_items):
+            item.setZValue(z)
+            self.volume_view.addItem(item, ignoreBounds=True)
+
+        self.title_label = QtWidgets.QLabel(self.view.viewport())
+        self.readout_label = QtWidgets.QLabel(self.view.viewport())
+        for i, label in enumerate((self.title_label, self.readout_label)):
+            label.setStyleSheet(f"color: {c.readout_text}; background: transparent;")
+            label.setAttribute(QtCore.Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+            label.move(8, 4 + 17 * i)
+        font = self.title_label.font()
+        font.setBold(True)
+        self.title_label.setFont(font)
+
+        self.price_view.sigXRangeChanged.connect(self._on_x_range)
+        self.price_view.sigResized.connect(self._on_x_range)
+        self.price_view.sigYRangeChanged.connect(self._on_price_y)
+        self.volume_view.sigYRangeChanged.connect(self._on_volume_y)
+        self.volume_view.sigResized.connect(self._on_volume_y)
+        scene = self.view.scene()
+        scene.sigMouseMoved.connect(self._on_mouse_moved)
+        scene.sigMouseClicked.connect(self._on_mouse_clicked)
+        self.view.viewport().installEventFilter(self)
+        self._update_title()
+        self._update_readout()
+
+    # -- public API ----------------------------------------------------------------------
+    @property
+    def candles(self) -> Candles | None:
+        return self._candles
+
+    @property
+    def series_key(self) -> SeriesKey | None:
+        return self._key
+
+    def set_candles(self, candles: Candles, key: SeriesKey | None = None) -> None:
+        """Show a series (a new symbol or timeframe): overlays are cleared, the view keeps its
+        zoom (in candles) and goes to the live edge, the cursor goes to the last candle."""
+        (x0, x1), _ = self.price_view.viewRange()
+        width = (x1 - x0) if self._candles is not None else DEFAULT_VISIBLE
+        self._candles = candles
+        self._key = key
+        self._pyramid = CandlePyramid(candles)
+        self._n = len(candles)
+        tail = slice(max(0, self._n - 500), self._n)
+        self._decimals = price_decimals(np.concatenate(
+            (candles.open[tail], candles.high[tail], candles.low[tail], candles.close[tail])))
+        self.overlays.clear()
+        self.overlays.item.set_candles(candles)
+        self._cursor = self._n - 1
+        self._hover = None
+        self._autoscale = True
+        self.price_view.setMouseEnabled(x=True, y=False)
+        self._update_limits()
+        self._show_live_edge(max(MIN_VISIBLE, min(width, self._max_width())))
+        self._refresh_frame()
+        self._update_last_price()
+        self._update_cursor_items()
+        self._update_title()
+        self._update_readout()
+
+    def candles_changed(self, kind: str = "update") -> None:
+        """Tell the chart its ``Candles`` changed: ``"update"`` (the forming candle changed in
+        place), ``"append"`` (candles were added) or ``"reset"`` (anything else)."""
+        c = self._candles
+        if c is None:
+            return
+        n = len(c)
+        old_n = self._n
+        if kind == "reset" or n < old_n:
+            self._pyramid.rebuild()
+            self._n = n
+            self._cursor = min(max(self._cursor, 0), n - 1)
+            self._update_limits()
+            self._refresh_frame()
+        elif n == old_n:
+            self._pyramid.sync()
+            self._update_forming()
+        else:
+            self._pyramid.sync()
+            self._n = n
+            (x0, x1), _ = self.price_view.viewRange()
+            following = x0 - 0.5 <= old_n - 1 <= x1 + 0.5
+            if self._cursor == old_n - 1:
+                self._cursor = n - 1
+            self._update_limits()
+            if following:
+                self._set_x_range(x0 + (n - old_n), x1 + (n - old_n))
+            if not following or self._frame_stale():
+                self._refresh_frame()
+            self._update_cursor_items()
+            self.cursor_moved.emit(self._cursor)
+        self._update_last_price()
+        self._update_readout()
+
+    @property
+    def cursor_index(self) -> int:
+        """The keyboard's cursor candle (-1 without candles)."""
+        return self._cursor
+
+    def set_cursor(self, index: int) -> None:
+        """Move the cursor candle (clamped to the series) and scroll it into view."""
+        if not self._n:
+            return
+        index = min(max(int(index), 0), self._n - 1)
+        self._scroll_into_view(index)
+        if index != self._cursor:
+            self._cursor = index
+            self._update_cursor_items()
+            self._update_readout()
+            self.cursor_moved.emit(index)
+
+    def visible_range(self) -> tuple[int, int]:
+        """Candle indices ``[i0, i1)`` that are (at least partly) on screen."""
+        (x0, x1), _ = self.price_view.viewRange()
+        i0 = min(max(0, math.floor(x0 - 0.5) + 1), self._n)
+        i1 = min(max(0, math.ceil(x1 + 0.5)), self._n)
+        return i0, max(i0, i1)
+
+    def go_live(self) -> None:
+        """Show the newest candle at the right edge (keeping the zoom); new candles then
+        scroll the view."""
+        (x0, x1), _ = self.price_view.viewRange()
+        self._show_live_edge(x1 - x0)
+
+    def fit_all(self) -> None:
+        """Show every candle and fit prices to them."""
+        if not self._n:
+            return
+        margin = min(EDGE_MARGIN, max(1.0, 0.01 * self._n))
+        self._autoscale = True
+        self.price_view.setMouseEnabled(x=True, y=False)
+        self._set_x_range(-0.5 - margin, self._n - 0.5 + margin)
+        self._apply_autoscale()
+        self._update_title()
+
+    @property
+    def autoscale(self) -> bool:
+        return self._autoscale
+
+    def set_autoscale(self, on: bool) -> None:
+        """Fit prices to the visible candles (on) or pin the price range where it is (off)."""
+        self._autoscale = bool(on)
+        self.price_view.setMouseEnabled(x=True, y=not self._autoscale)
+        if self._autoscale:
+            self._apply_autoscale()
+        self._update_title()
+
+    def toggle_autoscale(self) -> None:
+        self.set_autoscale(not self._autoscale)
+
+    @property
+    def utc(self) -> bool:
+        return self._utc
+
+    def set_utc(self, utc: bool) -> None:
+        """Label times in UTC (True) or in the computer's time zone (False)."""
+        self._utc = bool(utc)
+        self._update_time_ticks()
+        self._update_readout()
+        self._update_hover_tags()
+
+    def toggle_utc(self) -> None:
+        self.set_utc(not self._utc)
+
+    def zoom(self, factor: float, about: float | None = None) -> None:
+        """Show ``factor`` times fewer candles, keeping candle ``about`` (default: the cursor)
+        where it is on screen."""
+        (x0, x1), _ = self.price_view.viewRange()
+        width = x1 - x0
+        centre = float(self._cursor if about is None else about)
+        if not x0 <= centre <= x1:
+            x0, x1 = centre - width / 2, centre + width / 2
+        new_width = min(max(width / factor, MIN_VISIBLE), self._max_width())
+        frac = (centre - x0) / width
+        self._set_x_range(centre - frac * new_width, centre + (1 - frac) * new_width)
+
+    def pan(self, candles: float) -> None:
+        """Shift the view by ``candles`` (negative: back in time)."""
+        (x0, x1), _ = self.price_view.viewRange()
+        self._set_x_range(x0 + candles, x1 + candles)
+
+    def readout_text(self) -> str:
+        return self.readout_label.text()
+
+    def frame(self) -> VisibleCandles:
+        """What is drawn now (units and their candle ranges)."""
+        return self._frame
+
+    def set_colors(self, colors: ChartColors) -> None:
+        self.colors = c = colors
+        col = pg.mkColor
+        self.view.setBackground(c.background)
+        self.candle_item.set_colors(col(c.up), col(c.down))
+        self.volume_item.set_colors(col(c.volume_up), col(c.volume_down))
+        self.price_grid.set_color(col(c.grid))
+        self.volume_grid.set_color(col(c.grid))
+        for axis in (self.price_axis, self.volume_axis, self.time_axis):
+            axis.set_colors(col(c.axis_text), col(c.axis_line))
+        self.crosshair.set_color(col(c.crosshair))
+        self.volume_crosshair.set_color(col(c.crosshair))
+        self.cursor_item.set_colors(col(c.cursor_band), col(c.cursor))
+        self.volume_cursor_item.set_colors(col(c.cursor_band), None)
+        for label in (self.title_label, self.readout_label):
+            label.setStyleSheet(f"color: {c.readout_text}; background: transparent;")
+        self._update_last_price()
+
+    # -- keys ------------------------------------------------------------------------------
+    def _key_left(self) -> None:
+        self.set_cursor(self._cursor - 1)
+
+    def _key_right(self) -> None:
+        self.set_cursor(self._cursor + 1)
+
+    def _key_left_10(self) -> None:
+        self.set_cursor(self._cursor - 10)
+
+    def _key_right_10(self) -> None:
+        self.set_cursor(self._cursor + 10)
+
+    def _key_first(self) -> None:
+        self.set_cursor(0)
+
+    def _key_last(self) -> None:
+        self.set_cursor(self._n - 1)
+        self.go_live()
+
+    def _key_zoom_in(self) -> None:
+        self.zoom(ZOOM_STEP)
+
+    def _key_zoom_out(self) -> None:
+        self.zoom(1 / ZOOM_STEP)
+
+    def _page(self, direction: int) -> None:
+        if not self._n:
+            return
+        (x0, x1), _ = self.price_view.viewRange()
+        step = direction * (x1 - x0)
+        self.pan(step)
+        self.set_cursor(self._cursor + int(round(step)))
+
+    def _key_page_back(self) -> None:
+        self._page(-1)
+
+    def _key_page_forward(self) -> None:
+        self._page(1)
+
+    def _key_go_live(self) -> None:
+        self.go_live()
+        self.set_cursor(self._n - 1)
+
+    # -- view range --------------------------------------------------------------------------
+    def _max_width(self) -> float:
+        return max(self._n - 1 + 2 * EDGE_MARGIN, MIN_VISIBLE)
+
+    def _update_limits(self) -> None:
+        self.price_view.setLimits(xMin=-0.5 - EDGE_MARGIN, xMax=self._n - 0.5 + EDGE_MARGIN,
+                                  minXRange=MIN_VISIBLE, maxXRange=self._max_width())
+
+    def _set_x_range(self, x0: float, x1: float) -> None:
+        self.price_view.setXRange(x0, x1, padding=0)
+
+    def _show_live_edge(self, width: float) -> None:
+        right = self._n - 0.5 + _live_margin(width)
+        self._set_x_range(right - width, right)
+
+    def _scroll_into_view(self, index: int) -> None:
+        (x0, x1), _ = self.price_view.viewRange()
+        width = x1 - x0
+        margin = min(2.0, width / 4)
+        if index - 0.5 < x0 + margin:
+            self.pan(index - 0.5 - margin - x0)
+        elif index + 0.5 > x1 - margin:
+            self.pan(index + 0.5 + margin - x1)
+
+    def _on_x_range(self, *args) -> None:
+        self._refresh_frame()
+
+    def _frame_stale(self) -> bool:
+        return not self._frame.ends_at(self._n) and self.visible_range()[1] == self._n
+
+    def _refresh_frame(self) -> None:
+        """Recompute what is drawn for the current x range and width (O(pixels))."""
+        (x0, x1), _ = self.price_view.viewRange()
+        width_px = int(round(self.price_view.width()))
+        if self._candles is not None:
+            self._frame = visible_candles(self._candles, self._pyramid, x0, x1, width_px)
+        else:
+            self._frame = empty_visible()
+        self._remember_last_unit()
+        self.candle_item.set_frame(self._frame)
+        self.volume_item.set_frame(self._frame)
+        self._apply_autoscale()
+        self._fit_volume()
+        self._set_view_rects(self.price_view, self._price_items)
+        self._set_view_rects(self.volume_view, self._volume_items)
+        self._update_time_ticks()
+
+    def _remember_last_unit(self) -> None:
+        f = self._frame
+        if f.ends_at(self._n):
+            self._last_unit = (float(f.low[-1]), float(f.high[-1]), float(f.volume[-1]))
+        else:
+            self._last_unit = None
+
+    def _apply_autoscale(self) -> None:
+        if not self._autoscale:
+            return
+        lo, hi = self._frame.low_high()
+        if not math.isfinite(lo):
+            return
+        pad = (hi - lo) * Y_PADDING or abs(hi) * 0.01 or 1.0
+        self.price_view.setYRange(lo - pad, hi + pad, padding=0)
+
+    def _fit_volume(self) -> None:
+        top = self._frame.max_volume() * VOLUME_HEADROOM
+        self.volume_view.setYRange(0, top if top > 0 else 1.0, padding=0)
+
+    @staticmethod
+    def _set_view_rects(view: pg.ViewBox, items) -> None:
+        rect = view.viewRect()
+        for item in items:
+            item.set_view_rect(rect)
+
+    def _on_price_y(self, *args) -> None:
+        self._set_view_rects(self.price_view, self._price_items)
+        self.price_grid.set_lines(self.price_grid_xs(), self.price_axis.values)
+
+    def _on_volume_y(self, *args) -> None:
+        self._set_view_rects(self.volume_view, self._volume_items)
+
+    def price_grid_xs(self) -> np.ndarray:
+        return np.array([t.x for t in self.time_axis.ticks])
+
+    def _update_time_ticks(self) -> None:
+        if self._candles is None or not self._n:
+            ticks = []
+        else:
+            (x0, x1), _ = self.price_view.viewRange()
+            i0, i1 = self.visible_range()
+            px_per_candle = self.price_view.width() / max(x1 - x0, 1e-9)
+            ticks = time_ticks(self._candles.ts, self._candles.timeframe.ms, i0, i1,
+                               px_per_candle, self._utc)
+        self.time_axis.set_ticks(ticks)
+        xs = self.price_grid_xs()
+        self.price_grid.set_lines(xs, self.price_axis.values)
+        self.volume_grid.set_lines(xs, np.empty(0))
+
+    # -- live updates ----------------------------------------------------------------------
+    def _update_forming(self) -> None:
+        """The last candle changed in place: repaint just its unit (and rescale if it left the
+        price or volume range)."""
+        f = self._frame
+        if not f.ends_at(self._n):
+            self._update_cursor_items()
+            return
+        old = self._last_unit
+        f.refresh_last(self._candles, self._pyramid)
+        self._remember_last_unit()
+        new = self._last_unit
+        (_, _), (y0, y1) = self.price_view.viewRange()
+        if self._autoscale and (new[0] < y0 or new[1] > y1):
+            self._apply_autoscale()
+        if new[2] > self.volume_view.viewRange()[1][1]:
+            self._fit_volume()
+        px, py = pixel_size(self.price_view)
+        x = float(f.x[-1])
+        half = f.unit_width / 2 + 2 * px
+        lo = min(old[0], new[0]) - 3 * py
+        hi = max(old[1], new[1]) + 3 * py
+        self.candle_item.update(QtCore.QRectF(x - half, lo, 2 * half, hi - lo))
+        vol_top = max(old[2], new[2]) * 1.01 + pixel_size(self.volume_view)[1] * 3
+        self.volume_item.update(QtCore.QRectF(x - half, 0, 2 * half, vol_top))
+        self._update_cursor_items()
+
+    def _update_last_price(self) -> None:
+        c = self._candles
+        if c is None or not self._n:
+            self.price_line.set_price(None, pg.mkColor(self.colors.up))
+            self.price_axis.set_tag("last", None)
+            return
+        close = float(c.close[-1])
+        color = pg.mkColor(self.colors.up if close >= c.open[-1] else self.colors.down)
+        self.price_line.set_price(close, color)
+        self.price_axis.set_tag("last", Tag(close, self._format_price(close), color,
+                                            pg.mkColor(self.colors.price_line_text)))
+
+    def _format_price(self, value: float) -> str:
+        return f"{value:.{self._decimals}f}"
+
+    def _format_price_tick(self, value: float) -> str:
+        return f"{value:.{self.price_axis.decimals}f}"
+
+    # -- cursor, crosshair, readout ---------------------------------------------------------------
+    def _update_cursor_items(self) -> None:
+        c = self._candles
+        if c is None or not 0 <= self._cursor < self._n:
+            self.cursor_item.set_candle(None)
+            self.volume_cursor_item.set_candle(None)
+            return
+        i = self._cursor
+        self.cursor_item.set_candle(float(i), float(c.low[i]), float(c.high[i]))
+        self.volume_cursor_item.set_candle(float(i))
+
+    def _update_title(self) -> None:
+        name = self._key.provenance if self._key is not None else "no data"
+        notes = []
+        if not self._autoscale:
+            notes.append("price axis pinned")
+        self.title_label.setText(name + ("  ·  " + ", ".join(notes) if notes else ""))
+        self.title_label.adjustSize()
+
+    def _readout_index(self) -> int | None:
+        i = self._hover if self._hover is not None else self._cursor
+        return i if self._candles is not None and 0 <= i < self._n else None
+
+    def _update_readout(self) -> None:
+        i = self._readout_index()
+        text = "—" if i is None else format_readout(self._candles, i, self._decimals, self._utc)
+        if text != self.readout_label.text():
+            self.readout_label.setText(text)
+            self.readout_label.adjustSize()
+
+    def _update_hover_tags(self) -> None:
+        if self._hover is None or self._candles is None:
+            self.time_axis.set_tag("cross", None)
+            return
+        ts = int(self._candles.ts[self._hover])
+        text = format_time(ts, self._candles.timeframe.ms, self._utc)
+        self.time_axis.set_tag("cross", Tag(float(self._hover), text,
+                                            pg.mkColor(self.colors.grid),
+                                            pg.mkColor(self.colors.readout_text)))
+
+    def _on_mouse_moved(self, pos: QtCore.QPointF) -> None:
+        in_price = self.price_view.sceneBoundingRect().contains(pos)
+        in_volume = self.volume_view.sceneBoundingRect().contains(pos)
+        if not self._n or not (in_price or in_volume):
+            self._clear_hover()
+            return
+        view = self.price_view if in_price else self.volume_view
+        point = view.mapSceneToView(pos)
+        index = min(max(int(round(point.x())), 0), self._n - 1)
+        self._hover = index
+        self.crosshair.set_position(float(index), point.y() if in_price else None)
+        self.volume_crosshair.set_position(float(index), None if in_price else point.y())
+        back, text = pg.mkColor(self.colors.grid), pg.mkColor(self.colors.readout_text)
+        if in_price:
+            self.price_axis.set_tag("cross", Tag(point.y(), self._format_price(point.y()),
+                                                 back, text))
+            self.volume_axis.set_tag("cross", None)
+        else:
+            self.volume_axis.set_tag("cross", Tag(point.y(), format_volume(point.y()), back,
+                                                  text))
+            self.price_axis.set_tag("cross", None)
+        self._update_hover_tags()
+        self._update_readout()
+
+    def _clear_hover(self) -> None:
+        if self._hover is None:
+            return
+        self._hover = None
+        self.crosshair.set_position(None, None)
+        self.volume_crosshair.set_position(None, None)
+        self.price_axis.set_tag("cross", None)
+        self.volume_axis.set_tag("cross", None)
+        self._update_hover_tags()
+        self._update_readout()
+
+    def _on_mouse_clicked(self, ev) -> None:
+        if ev.button() != QtCore.Qt.MouseButton.LeftButton or not self._n:
+            return
+        pos = ev.scenePos()
+        if not self.price_view.sceneBoundingRect().contains(pos):
+            return
+        point = self.price_view.mapSceneToView(pos)
+        index = min(max(int(round(point.x())), 0), self._n - 1)
+        self.set_cursor(index)
+        self.candle_clicked.emit(index, float(point.y()))
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QtCore.QEvent.Type.Leave:
+            self._clear_hover()
+        return False

@@ -1,0 +1,443 @@
+"""Overlays other features draw on the price pane: markers, segments, text labels, shaded time
+ranges and a translucent "ghost" candle (a predicted next candle).
+
+Overlays are placed by time (epoch ms) and price, and belong to a ``group`` (a string), so a
+feature can redraw its own overlays with ``clear(group)`` and leave the others alone. Each
+``add_*`` returns a handle for ``remove``.
+
+Kept as numpy arrays sorted by time (rebuilt once after a change, not per frame); a frame draws
+only what lies in the visible range, and markers are thinned to one per pixel column, kind and
+colour, so 10,000 of them stay cheap at any zoom. Markers are sprites drawn with one
+``drawPixmapFragments`` call per kind and colour.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from pyqtgraph.Qt import QtCore, QtGui
+from pyqtgraph.Qt.internals import PrimitiveArray
+
+from ...market.candles import Candles
+from .axis import LineBatch, axis_font
+from .candle_item import RectBatch, ViewSizedItem, device_scale
+
+DEFAULT_GROUP = "default"
+MARKER_SIZE = 11  # px, width of a marker triangle
+MAX_TEXTS = 300  # texts drawn per frame at most; denser views show the markers only
+_UP_COLOR = "#2962ff"
+_DOWN_COLOR = "#ff6d00"
+
+
+def _color(value) -> QtGui.QColor:
+    return pg.mkColor(value)
+
+
+def _key(color: QtGui.QColor) -> int:
+    return color.rgba()
+
+
+@dataclass(frozen=True)
+class Marker:
+    ts: int
+    price: float
+    up: bool
+    color: QtGui.QColor
+    text: str | None
+    group: str
+
+
+@dataclass(frozen=True)
+class Segment:
+    ts0: int
+    p0: float
+    ts1: int
+    p1: float
+    color: QtGui.QColor
+    dashed: bool
+    group: str
+
+
+@dataclass(frozen=True)
+class Label:
+    ts: int
+    price: float
+    text: str
+    color: QtGui.QColor
+    group: str
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    ts0: int
+    ts1: int
+    color: QtGui.QColor
+    label: str | None
+    group: str
+
+
+@dataclass(frozen=True)
+class Ghost:
+    ts: int
+    open: float
+    high: float
+    low: float
+    close: float
+    color: QtGui.QColor
+
+
+class _Table:
+    """Records of one kind by handle, with sorted numpy columns built on demand."""
+
+    def __init__(self, time_field: str):
+        self.records: dict[int, object] = {}
+        self._time_field = time_field
+        self._columns: dict[str, np.ndarray] | None = None
+
+    def add(self, handle: int, record) -> None:
+        self.records[handle] = record
+        self._columns = None
+
+    def remove(self, handle: int) -> bool:
+        if self.records.pop(handle, None) is None:
+            return False
+        self._columns = None
+        return True
+
+    def clear(self, group: str | None) -> int:
+        doomed = [h for h, r in self.records.items() if group is None or r.group == group]
+        for h in doomed:
+            del self.records[h]
+        if doomed:
+            self._columns = None
+        return len(doomed)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Every field as an array (``object`` for non-numbers), sorted by time."""
+        if self._columns is None:
+            recs = list(self.records.values())
+            times = np.fromiter((getattr(r, self._time_field) for r in recs), dtype=np.int64,
+                                count=len(recs))
+            order = np.argsort(times, kind="stable")
+            cols: dict[str, np.ndarray] = {"order_time": times[order]}
+            fields = recs[0].__dataclass_fields__ if recs else {}
+            for name in fields:
+                values = [getattr(recs[i], name) for i in order]
+                if name in ("ts", "ts0", "ts1"):
+                    cols[name] = np.array(values, dtype=np.int64)
+                elif name in ("price", "p0", "p1"):
+                    cols[name] = np.array(values, dtype=np.float64)
+                elif name in ("up", "dashed"):
+                    cols[name] = np.array(values, dtype=bool)
+                elif name == "color":
+                    cols["color_key"] = np.array([_key(c) for c in values], dtype=np.int64)
+                    cols[name] = np.array(values, dtype=object)
+                else:
+                    cols[name] = np.array(values, dtype=object)
+            self._columns = cols
+        return self._columns
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+class OverlayItem(ViewSizedItem):
+    """Paints the overlays of a ``ChartOverlays`` for the visible range."""
+
+    def __init__(self, overlays: "ChartOverlays"):
+        super().__init__()
+        self._overlays = overlays
+        self._candles: Candles | None = None
+        self._font = axis_font()
+        self._metrics = QtGui.QFontMetricsF(self._font)
+        self._lines = LineBatch()
+        self._rects = RectBatch()
+        self._fragments = PrimitiveArray(QtGui.QPainter.PixmapFragment, 10)
+        self._sprites: dict[tuple[bool, int], QtGui.QPixmap] = {}
+        self.setZValue(5)
+
+    def set_candles(self, candles: Candles | None) -> None:
+        self._candles = candles
+        self.update()
+
+    # -- time <-> x ---------------------------------------------------------------------
+    def x_of(self, ts: np.ndarray) -> np.ndarray:
+        """Candle-index x of epoch-ms times (fractional inside a candle; extrapolated past
+        either end on the timeframe grid)."""
+        c = self._candles
+        ts = np.asarray(ts, dtype=np.int64)
+        tf = c.timeframe.ms
+        idx = np.searchsorted(c.ts, ts, side="right") - 1
+        before = idx < 0
+        idx = np.maximum(idx, 0)
+        x = idx + (ts - c.ts[idx]) / tf
+        inside_gap = ~before & (idx < len(c) - 1)
+        x = np.where(inside_gap, np.minimum(x, idx + 1.0), x)
+        return x
+
+    def ts_of(self, x: float) -> int:
+        """Epoch ms at candle-index ``x`` (the inverse of ``x_of`` outside gaps)."""
+        c = self._candles
+        n = len(c)
+        tf = c.timeframe.ms
+        i = min(max(int(math.floor(x)), 0), n - 1)
+        return int(c.ts[i] + (x - i) * tf)
+
+    # -- painting -----------------------------------------------------------------------
+    def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
+        c = self._candles
+        if c is None or not len(c) or self._bounds.isNull():
+            return
+        sx, dx, sy, dy = device_scale(p)
+        r = self._bounds
+        x0, x1 = r.left(), r.right()
+        t_lo, t_hi = self.ts_of(x0 - 1), self.ts_of(x1 + 1)
+        o = self._overlays
+        p.save()
+        p.resetTransform()
+        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+        top, bottom = sorted((sy * r.top() + dy, sy * r.bottom() + dy))
+        if len(o.ranges):
+            self._paint_ranges(p, o.ranges.columns(), t_lo, t_hi, sx, dx, top, bottom)
+        if len(o.segments):
+            self._paint_segments(p, o.segments.columns(), t_lo, t_hi, sx, dx, sy, dy)
+        if o.ghost is not None:
+            self._paint_ghost(p, o.ghost, sx, dx, sy, dy)
+        if len(o.markers):
+            self._paint_markers(p, o.markers.columns(), t_lo, t_hi, sx, dx, sy, dy)
+        if len(o.labels):
+            self._paint_labels(p, o.labels.columns(), t_lo, t_hi, sx, dx, sy, dy)
+        p.restore()
+
+    @staticmethod
+    def _window(cols: dict, t_lo: int, t_hi: int) -> slice:
+        times = cols["order_time"]
+        return slice(int(np.searchsorted(times, t_lo)),
+                     int(np.searchsorted(times, t_hi, side="right")))
+
+    def _paint_ranges(self, p, cols, t_lo, t_hi, sx, dx, top, bottom) -> None:
+        show = (cols["ts0"] <= t_hi) & (cols["ts1"] >= t_lo)
+        if not show.any():
+            return
+        idx = np.flatnonzero(show)
+        xa = np.floor(sx * self.x_of(cols["ts0"][idx]) + dx)
+        xb = np.floor(sx * self.x_of(cols["ts1"][idx]) + dx)
+        left = np.maximum(np.minimum(xa, xb), -1.0)
+        right = np.minimum(np.maximum(xa, xb), 1e6)
+        keys = cols["color_key"][idx]
+        for key in np.unique(keys):
+            sel = keys == key
+            p.setPen(QtCore.Qt.PenStyle.NoPen)
+            p.setBrush(cols["color"][idx[sel][0]])
+            self._rects.draw(p, left[sel], top, np.maximum(right[sel] - left[sel], 1.0),
+                             bottom - top)
+        labelled = [i for i in idx.tolist() if cols["label"][i]]
+        if labelled and len(labelled) <= MAX_TEXTS:
+            p.setFont(self._font)
+            for i, xl in zip(labelled, np.floor(sx * self.x_of(cols["ts0"][labelled]) + dx)):
+                color = QtGui.QColor(cols["color"][i])
+                color.setAlpha(255)
+                p.setPen(color)
+                p.drawText(QtCore.QPointF(max(xl, 0) + 4, top + self._metrics.ascent() + 4),
+                           cols["label"][i])
+
+    def _paint_segments(self, p, cols, t_lo, t_hi, sx, dx, sy, dy) -> None:
+        lo = np.minimum(cols["ts0"], cols["ts1"])
+        hi = np.maximum(cols["ts0"], cols["ts1"])
+        idx = np.flatnonzero((lo <= t_hi) & (hi >= t_lo))
+        if not idx.size:
+            return
+        xa = sx * self.x_of(cols["ts0"][idx]) + dx
+        xb = sx * self.x_of(cols["ts1"][idx]) + dx
+        ya = sy * cols["p0"][idx] + dy
+        yb = sy * cols["p1"][idx] + dy
+        keys = cols["color_key"][idx] * 2 + cols["dashed"][idx]
+        for key in np.unique(keys):
+            sel = keys == key
+            first = idx[sel][0]
+            pen = QtGui.QPen(cols["color"][first], 1.5,
+                             QtCore.Qt.PenStyle.DashLine if cols["dashed"][first]
+                             else QtCore.Qt.PenStyle.SolidLine)
+            pen.setCosmetic(True)
+            p.setPen(pen)
+            self._lines.draw(p, xa[sel], ya[sel], xb[sel], yb[sel])
+
+    def _paint_ghost(self, p, ghost: Ghost, sx, dx, sy, dy) -> None:
+        x = float(self.x_of(np.array([ghost.ts]))[0])
+        cx = math.floor(sx * x + dx)
+        half = max(1, int(abs(sx) * 0.35))
+        y = {k: round(sy * getattr(ghost, k) + dy) for k in ("open", "high", "low", "close")}
+        fill = QtGui.QColor(ghost.color)
+        fill.setAlpha(min(fill.alpha(), 90))
+        edge = QtGui.QColor(ghost.color)
+        edge.setAlpha(200)
+        pen = QtGui.QPen(edge, 1, QtCore.Qt.PenStyle.DashLine)
+        pen.setCosmetic(True)
+        p.setPen(pen)
+        p.drawLine(QtCore.QPointF(cx + 0.5, y["high"]), QtCore.QPointF(cx + 0.5, y["low"]))
+        top = min(y["open"], y["close"])
+        height = max(abs(y["open"] - y["close"]), 1)
+        p.setBrush(fill)
+        p.drawRect(QtCore.QRectF(cx - half + 0.5, top + 0.5, 2 * half, height))
+
+    def _sprite(self, up: bool, color: QtGui.QColor) -> QtGui.QPixmap:
+        key = (up, _key(color))
+        pix = self._sprites.get(key)
+        if pix is None:
+            s = MARKER_SIZE
+            pix = QtGui.QPixmap(s, s)
+            pix.fill(QtCore.Qt.GlobalColor.transparent)
+            painter = QtGui.QPainter(pix)
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+            painter.setPen(QtCore.Qt.PenStyle.NoPen)
+            painter.setBrush(color)
+            if up:
+                points = [QtCore.QPointF(s / 2, 0), QtCore.QPointF(s, s), QtCore.QPointF(0, s)]
+            else:
+                points = [QtCore.QPointF(0, 0), QtCore.QPointF(s, 0), QtCore.QPointF(s / 2, s)]
+            painter.drawPolygon(QtGui.QPolygonF(points))
+            painter.end()
+            self._sprites[key] = pix
+        return pix
+
+    def _paint_markers(self, p, cols, t_lo, t_hi, sx, dx, sy, dy) -> None:
+        win = self._window(cols, t_lo, t_hi)
+        ts = cols["ts"][win]
+        if not ts.size:
+            return
+        px = np.floor(sx * self.x_of(ts) + dx)
+        py = np.rint(sy * cols["price"][win] + dy)
+        up = cols["up"][win]
+        keys = cols["color_key"][win]
+        # An up marker sits under its price pointing up at it; a down marker above, pointing down.
+        half = MARKER_SIZE / 2
+        cy = np.where(up, py + half + 1, py - half - 1)
+        if ts.size > 2 * self._bounds_px_width(sx):
+            thin = np.unique(np.stack((px, cy, up, keys)), axis=1, return_index=True)[1]
+            keep = np.sort(thin)
+        else:
+            keep = np.arange(ts.size)
+        for kind in (True, False):
+            for key in np.unique(keys[keep]):
+                sel = keep[(up[keep] == kind) & (keys[keep] == key)]
+                if not sel.size:
+                    continue
+                color = cols["color"][win][sel[0]]
+                pix = self._sprite(kind, color)
+                self._fragments.resize(sel.size)
+                frags = self._fragments.ndarray()
+                frags[:, 0] = px[sel] + 0.5
+                frags[:, 1] = cy[sel]
+                frags[:, 2:6] = (0, 0, MARKER_SIZE, MARKER_SIZE)
+                frags[:, 6:10] = (1.0, 1.0, 0.0, 1.0)
+                p.drawPixmapFragments(*self._fragments.drawargs(), pix)
+        texts = cols["text"][win]
+        with_text = [i for i in keep.tolist() if texts[i]]
+        if with_text and len(with_text) <= MAX_TEXTS:
+            p.setFont(self._font)
+            for i in with_text:
+                p.setPen(cols["color"][win][i])
+                y = cy[i] + (half + self._metrics.ascent() + 1 if up[i] else -half - 3)
+                w = self._metrics.horizontalAdvance(texts[i])
+                p.drawText(QtCore.QPointF(px[i] + 0.5 - w / 2, y), texts[i])
+
+    def _bounds_px_width(self, sx: float) -> float:
+        return abs(self._bounds.width() * sx)
+
+    def _paint_labels(self, p, cols, t_lo, t_hi, sx, dx, sy, dy) -> None:
+        win = self._window(cols, t_lo, t_hi)
+        ts = cols["ts"][win]
+        if not ts.size or ts.size > MAX_TEXTS:
+            return
+        px = sx * self.x_of(ts) + dx
+        py = sy * cols["price"][win] + dy
+        p.setFont(self._font)
+        for i in range(ts.size):
+            p.setPen(cols["color"][win][i])
+            p.drawText(QtCore.QPointF(px[i] + 4, py[i] - 4), cols["text"][win][i])
+
+
+class ChartOverlays:
+    """The overlay API of a chart (``chart.overlays``); see the module docstring."""
+
+    def __init__(self):
+        self.markers = _Table("ts")
+        self.segments = _Table("ts0")
+        self.labels = _Table("ts")
+        self.ranges = _Table("ts0")
+        self.ghost: Ghost | None = None
+        self.item = OverlayItem(self)
+        self._handles = itertools.count(1)
+
+    def _tables(self):
+        return (self.markers, self.segments, self.labels, self.ranges)
+
+    def _add(self, table: _Table, record) -> int:
+        handle = next(self._handles)
+        table.add(handle, record)
+        self.item.update()
+        return handle
+
+    def add_marker(self, ts: int, price: float, kind: str = "up", color=None,
+                   text: str | None = None, group: str = DEFAULT_GROUP) -> int:
+        """A ▲ (``kind="up"``, under ``price``) or ▼ (``"down"``, above it) at candle time ``ts``."""
+        if kind not in ("up", "down"):
+            raise ValueError(f"marker kind must be 'up' or 'down', not {kind!r}")
+        up = kind == "up"
+        col = _color(color if color is not None else (_UP_COLOR if up else _DOWN_COLOR))
+        return self._add(self.markers, Marker(int(ts), float(price), up, col, text, group))
+
+    def add_segment(self, ts0: int, p0: float, ts1: int, p1: float, color,
+                    dashed: bool = True, group: str = DEFAULT_GROUP) -> int:
+        """A straight line from ``(ts0, p0)`` to ``(ts1, p1)``."""
+        return self._add(self.segments, Segment(int(ts0), float(p0), int(ts1), float(p1),
+                                                _color(color), bool(dashed), group))
+
+    def add_label(self, ts: int, price: float, text: str, color,
+                  group: str = DEFAULT_GROUP) -> int:
+        """Text whose baseline starts just right of ``(ts, price)``."""
+        return self._add(self.labels, Label(int(ts), float(price), str(text), _color(color),
+                                            group))
+
+    def add_range(self, ts0: int, ts1: int, color, label: str | None = None,
+                  group: str = DEFAULT_GROUP) -> int:
+        """A shaded band over the times ``[ts0, ts1]`` (use a translucent colour)."""
+        lo, hi = sorted((int(ts0), int(ts1)))
+        return self._add(self.ranges, TimeRange(lo, hi, _color(color), label, group))
+
+    def set_ghost(self, ts: int, o: float, h: float, l: float, c: float, color) -> None:
+        """Show one translucent candle at ``ts`` (typically the next candle's time)."""
+        self.ghost = Ghost(int(ts), float(o), float(h), float(l), float(c), _color(color))
+        self.item.update()
+
+    def clear_ghost(self) -> None:
+        if self.ghost is not None:
+            self.ghost = None
+            self.item.update()
+
+    def remove(self, handle: int) -> bool:
+        """Remove one overlay; False if the handle is unknown (already removed)."""
+        for table in self._tables():
+            if table.remove(handle):
+                self.item.update()
+                return True
+        return False
+
+    def clear(self, group: str | None = None) -> int:
+        """Remove every overlay of ``group`` (all groups, and the ghost, with ``None``);
+        returns how many were removed."""
+        removed = sum(table.clear(group) for table in self._tables())
+        if group is None and self.ghost is not None:
+            self.ghost = None
+            removed += 1
+        if removed:
+            self.item.update()
+        return removed
+
+    def count(self, group: str | None = None) -> int:
+        return sum(1 for table in self._tables() for r in table.records.values()
+                   if group is None or r.group == group)

@@ -1,0 +1,53 @@
+"""The OHLCV readout of one candle, as text: time, open, high, low, close, volume and the
+change from the previous close (from the open for the first candle). Qt-free."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...market.candles import Candles
+from .ticks import format_time
+
+MAX_DECIMALS = 8
+
+
+def price_decimals(values: np.ndarray) -> int:
+    """The fewest decimals (up to 8) that write every one of ``values`` exactly."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return 2
+    tol = 1e-9 * np.maximum(np.abs(v), 1.0)
+    for d in range(MAX_DECIMALS + 1):
+        if np.all(np.abs(np.round(v, d) - v) <= tol):
+            return d
+    return MAX_DECIMALS
+
+
+def format_volume(v: float) -> str:
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(v) >= limit:
+            return f"{v / limit:.2f}{suffix}"
+    return f"{v:.4g}" if v < 1 else f"{v:.2f}"
+
+
+def change_pct(candles: Candles, i: int) -> float:
+    """Percent change of candle ``i``'s close from the previous close (its own open if first)."""
+    ref = candles.close[i - 1] if i > 0 else candles.open[i]
+    return float((candles.close[i] - ref) / ref * 100.0)
+
+
+def format_readout(candles: Candles, i: int, decimals: int, utc: bool) -> str:
+    """One line: ``2025-01-04 14:46 UTC  O 1.00  H 1.20  L 0.90  C 1.10  V 3.20K  +0.52%``."""
+    o, h, l, c, v = (float(col[i]) for col in (candles.open, candles.high, candles.low,
+                                               candles.close, candles.volume))
+    when = format_time(int(candles.ts[i]), candles.timeframe.ms, utc)
+    zone = "UTC" if utc else "local"
+    pct = change_pct(candles, i)
+    sign = "+" if pct >= 0 else "−"
+    pct_text = f"{sign}{abs(pct):.2f}%" if math.isfinite(pct) else "—"
+    forming = "" if candles.last_closed or i < len(candles) - 1 else "  (forming)"
+    return (f"{when} {zone}  O {o:.{decimals}f}  H {h:.{decimals}f}  L {l:.{decimals}f}  "
+            f"C {c:.{decimals}f}  V {format_volume(v)}  {pct_text}{forming}")

@@ -1,0 +1,310 @@
+"""Training and live curves (pyqtgraph) and the numbers beside them.
+
+Training: loss (train per logged batch, raw and smoothed; validation per epoch), candle and
+trend accuracy (train and validation) each beside its majority-class baseline drawn as a
+dashed line, learning rate, and samples per second, all against the optimizer step.
+Live: per-candle loss and the running candle and trend accuracy of matured predictions,
+against the candle count.
+
+A metric without data is left out of a curve and shown as "—" in the numbers; it is never
+drawn or written as 0. Curves redraw once per delivered batch of events, not per event.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QLabel, QTabWidget, QVBoxLayout, QWidget
+
+SMOOTHING = 0.8  # weight of the past in the smoothed training loss (debiased EMA)
+NO_DATA = "—"
+_COLORS = {"train": "#42a5f5", "smooth": "#1e88e5", "val": "#ff7043", "lr": "#ab47bc",
+           "rate": "#26a69a", "live": "#ffca28", "trend": "#66bb6a"}
+
+
+def fmt(value: float | None, spec: str = ".4f") -> str:
+    """``value`` formatted, or "—" when there is no value (None or not finite)."""
+    if value is None or not math.isfinite(value):
+        return NO_DATA
+    return format(value, spec)
+
+
+def pct(value: float | None) -> str:
+    return NO_DATA if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
+
+
+class Series:
+    """The points of one curve; ``None`` values are skipped, never drawn as 0."""
+
+    def __init__(self, item: pg.PlotDataItem):
+        self.item = item
+        self.x: list[float] = []
+        self.y: list[float] = []
+        self._dirty = False
+
+    def add(self, x: float, y: float | None) -> None:
+        if y is None or not math.isfinite(y):
+            return
+        self.x.append(float(x))
+        self.y.append(float(y))
+        self._dirty = True
+
+    def clear(self) -> None:
+        self.x.clear()
+        self.y.clear()
+        self.item.setData([], [])
+        self._dirty = False
+
+    def redraw(self) -> None:
+        if self._dirty:
+            self.item.setData(self.x, self.y)
+            self._dirty = False
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+
+class Baseline:
+    """A majority-class baseline: a dashed horizontal line, hidden while unknown."""
+
+    def __init__(self, plot: pg.PlotItem, color: str, name: str):
+        self.name = name
+        self.value: float | None = None
+        self.line = pg.InfiniteLine(angle=0, movable=False,
+                                    pen=pg.mkPen(color, width=1, style=Qt.DashLine),
+                                    label=f"{name} {{value:.1f}}%",
+                                    labelOpts={"position": 0.05, "color": color})
+        self.line.setVisible(False)
+        plot.addItem(self.line, ignoreBounds=True)
+
+    def set(self, value: float | None) -> None:
+        self.value = value
+        if value is None:
+            self.line.setVisible(False)
+        else:
+            self.line.setValue(value * 100.0)
+            self.line.setVisible(True)
+
+    def clear(self) -> None:
+        self.set(None)
+
+
+def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, units: str = "",
+          colspan: int = 1, log_y: bool = False) -> pg.PlotItem:
+    plot = layout.addPlot(row=row, col=col, colspan=colspan, title=title)
+    plot.showGrid(x=True, y=True, alpha=0.2)
+    plot.setClipToView(True)
+    plot.setDownsampling(auto=True, mode="peak")
+    if units:
+        plot.setLabel("left", units=units)
+    plot.setLogMode(y=log_y)
+    plot.addLegend(offset=(-4, 4), labelTextSize="8pt")
+    return plot
+
+
+class TrainingCurves(QWidget):
+    """The curves of one training run and of live mode; ``reset()`` for a new run."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.tabs = QTabWidget()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+        self.series: dict[str, Series] = {}
+        self.baselines: dict[str, Baseline] = {}
+
+        train = pg.GraphicsLayoutWidget()
+        self.loss_plot = _plot(train, 0, 0, "Loss", colspan=2)
+        self._line(self.loss_plot, "loss_train", "train (per batch)", _COLORS["train"], 1,
+                   alpha=90)
+        self._line(self.loss_plot, "loss_smooth", "train (smoothed)", _COLORS["smooth"], 2)
+        self._line(self.loss_plot, "loss_val", "validation", _COLORS["val"], 2, symbol="o")
+        self.candle_plot = _plot(train, 1, 0, "Candle accuracy", "%")
+        self.trend_plot = _plot(train, 1, 1, "Trend accuracy", "%")
+        for head, plot in (("candle", self.candle_plot), ("trend", self.trend_plot)):
+            self._line(plot, f"{head}_train", "train", _COLORS["train"], 1)
+            self._line(plot, f"{head}_val", "validation", _COLORS["val"], 2, symbol="o")
+            self.baselines[f"{head}_train"] = Baseline(plot, _COLORS["train"], "majority (train)")
+            self.baselines[f"{head}_val"] = Baseline(plot, _COLORS["val"], "majority (val)")
+        self.lr_plot = _plot(train, 2, 0, "Learning rate")
+        self._line(self.lr_plot, "lr", "lr", _COLORS["lr"], 2)
+        self.rate_plot = _plot(train, 2, 1, "Samples/s")
+        self._line(self.rate_plot, "samples_per_s", "windows/s", _COLORS["rate"], 2)
+        for plot in (self.candle_plot, self.trend_plot, self.lr_plot, self.rate_plot):
+            plot.setXLink(self.loss_plot)
+        self.tabs.addTab(train, "Training")
+
+        live = pg.GraphicsLayoutWidget()
+        self.live_loss_plot = _plot(live, 0, 0, "Per-candle loss")
+        self._line(self.live_loss_plot, "live_loss", "training step", _COLORS["live"], 1,
+                   symbol="o")
+        self.live_acc_plot = _plot(live, 1, 0, "Live accuracy (matured predictions)", "%")
+        self._line(self.live_acc_plot, "live_candle_acc", "candle", _COLORS["train"], 2)
+        self._line(self.live_acc_plot, "live_trend_acc", "trend", _COLORS["trend"], 2)
+        self.baselines["live_candle"] = Baseline(self.live_acc_plot, _COLORS["train"],
+                                                 "majority (candle)")
+        self.baselines["live_trend"] = Baseline(self.live_acc_plot, _COLORS["trend"],
+                                                "majority (trend)")
+        self.live_acc_plot.setXLink(self.live_loss_plot)
+        self.tabs.addTab(live, "Live")
+        self._smooth: float | None = None
+        self._smooth_n = 0
+
+    def _line(self, plot: pg.PlotItem, name: str, label: str, color: str, width: float,
+              *, symbol: str | None = None, alpha: int = 255) -> None:
+        pen_color = pg.mkColor(color)
+        pen_color.setAlpha(alpha)
+        kwargs = {"symbol": symbol, "symbolSize": 5, "symbolBrush": color,
+                  "symbolPen": None} if symbol else {}
+        item = plot.plot([], [], pen=pg.mkPen(pen_color, width=width), name=label, **kwargs)
+        self.series[name] = Series(item)
+
+    # -- training ----------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget the curves of the previous run (and of live mode)."""
+        for series in self.series.values():
+            series.clear()
+        for baseline in self.baselines.values():
+            baseline.clear()
+        self._smooth, self._smooth_n = None, 0
+
+    def add_events(self, events) -> None:
+        """Add the training events of one delivery, then redraw once."""
+        s = self.series
+        for event in events:
+            kind = event.kind
+            if kind == "BatchEnd":
+                m, x = event.metrics, event.step
+                s["loss_train"].add(x, m.loss)
+                s["loss_smooth"].add(x, self._smoothed(m.loss))
+                s["candle_train"].add(x, _percent(m.candle_acc))
+                s["trend_train"].add(x, _percent(m.trend_acc))
+                s["lr"].add(x, event.lr)
+                s["samples_per_s"].add(x, event.samples_per_s)
+                self.baselines["candle_train"].set(m.candle_baseline)
+                self.baselines["trend_train"].set(m.trend_baseline)
+            elif kind == "EpochEnd":
+                v, x = event.val, event.step
+                s["loss_val"].add(x, v.loss)
+                s["candle_val"].add(x, _percent(v.candle_acc))
+                s["trend_val"].add(x, _percent(v.trend_acc))
+                self.baselines["candle_val"].set(v.candle_baseline)
+                self.baselines["trend_val"].set(v.trend_baseline)
+        self.redraw()
+
+    def _smoothed(self, loss: float | None) -> float | None:
+        """Exponential moving average, debiased like TensorBoard's smoothing (the first
+        points are not pulled towards 0)."""
+        if loss is None or not math.isfinite(loss):
+            return None
+        self._smooth_n += 1
+        self._smooth = SMOOTHING * (self._smooth or 0.0) + (1 - SMOOTHING) * loss
+        return self._smooth / (1 - SMOOTHING ** self._smooth_n)
+
+    # -- live ---------------------------------------------------------------------------------
+    def add_live(self, index: int, loss: float | None, candle_acc: float | None,
+                 trend_acc: float | None, candle_baseline: float | None,
+                 trend_baseline: float | None) -> None:
+        """One closed candle in live mode: its training step's loss (None without training)
+        and the running accuracies of matured predictions with their baselines."""
+        s = self.series
+        s["live_loss"].add(index, loss)
+        s["live_candle_acc"].add(index, _percent(candle_acc))
+        s["live_trend_acc"].add(index, _percent(trend_acc))
+        self.baselines["live_candle"].set(candle_baseline)
+        self.baselines["live_trend"].set(trend_baseline)
+
+    def clear_live(self) -> None:
+        for name in ("live_loss", "live_candle_acc", "live_trend_acc"):
+            self.series[name].clear()
+        self.baselines["live_candle"].clear()
+        self.baselines["live_trend"].clear()
+
+    def redraw(self) -> None:
+        for series in self.series.values():
+            series.redraw()
+
+
+def _percent(value: float | None) -> float | None:
+    return None if value is None else value * 100.0
+
+
+class MetricReadout(QWidget):
+    """The latest numbers as text: "—" for anything without data."""
+
+    ROWS = (("epoch", "Epoch"), ("step", "Step"), ("loss", "Train loss"),
+            ("val_loss", "Validation loss"), ("candle", "Candle accuracy"),
+            ("trend", "Trend accuracy"), ("lr", "Learning rate"), ("rate", "Samples/s"),
+            ("live", "Live"))
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(8)
+        grid.setVerticalSpacing(1)
+        self.values: dict[str, QLabel] = {}
+        for row, (key, title) in enumerate(self.ROWS):
+            name = QLabel(title)
+            name.setStyleSheet("color: palette(mid)")
+            value = QLabel(NO_DATA)
+            value.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            grid.addWidget(name, row, 0)
+            grid.addWidget(value, row, 1)
+            self.values[key] = value
+        grid.setColumnStretch(1, 1)
+        self._epochs: int | None = None
+        self._train = {"candle": None, "trend": None}
+        self._val = {"candle": None, "trend": None}
+
+    def text(self, key: str) -> str:
+        return self.values[key].text()
+
+    def reset(self, epochs: int | None = None) -> None:
+        for label in self.values.values():
+            label.setText(NO_DATA)
+        self._epochs = epochs
+        self._train = {"candle": None, "trend": None}
+        self._val = {"candle": None, "trend": None}
+
+    def add_events(self, events) -> None:
+        v = self.values
+        for event in events:
+            kind = event.kind
+            if kind == "RunStarted":
+                self._epochs = int(event.train_config.get("epochs") or 0) or None
+            elif kind == "BatchEnd":
+                m = event.metrics
+                v["epoch"].setText(self._epoch_text(event.epoch + 1, event.batch,
+                                                    event.batches_per_epoch))
+                v["step"].setText(str(event.step))
+                v["loss"].setText(fmt(m.loss))
+                v["lr"].setText(fmt(event.lr, ".2e"))
+                v["rate"].setText(fmt(event.samples_per_s, ".0f"))
+                self._train = {"candle": (m.candle_acc, m.candle_baseline),
+                               "trend": (m.trend_acc, m.trend_baseline)}
+                self._accuracies()
+            elif kind == "EpochEnd":
+                v["val_loss"].setText(fmt(event.val.loss))
+                self._val = {"candle": (event.val.candle_acc, event.val.candle_baseline),
+                             "trend": (event.val.trend_acc, event.val.trend_baseline)}
+                self._accuracies()
+
+    def _epoch_text(self, epoch: int, batch: int, batches: int) -> str:
+        total = f"/{self._epochs}" if self._epochs else ""
+        return f"{epoch}{total} (batch {batch}/{batches})"
+
+    def _accuracies(self) -> None:
+        for head in ("candle", "trend"):
+            parts = []
+            for name, pair in (("train", self._train[head]), ("val", self._val[head])):
+                if pair is not None:
+                    acc, base = pair
+                    parts.append(f"{name} {pct(acc)} (majority {pct(base)})")
+            self.values[head].setText(", ".join(parts) if parts else NO_DATA)
+
+    def set_live(self, text: str) -> None:
+        self.values["live"].setText(text or NO_DATA)

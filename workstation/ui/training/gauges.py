@@ -1,0 +1,150 @@
+"""Device gauges: memory of the chosen device against its total, sampled twice a second while
+a run is active.
+
+CUDA: allocated, reserved and peak memory of the torch allocator against the GPU's total, and
+the GPU's utilisation from NVML when ``pynvml`` is installed. CPU: the process's RAM and peak
+RAM against the machine's, and the process's CPU use. A value that cannot be read shows "—".
+Sampling reads counters only (no device synchronisation), so it is cheap on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import psutil
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
+
+from .curves import NO_DATA
+
+log = logging.getLogger(__name__)
+INTERVAL_MS = 500
+
+
+class _Gauge:
+    """A labelled bar: ``value`` of ``total`` MiB (or a percentage)."""
+
+    def __init__(self, grid: QGridLayout, row: int, title: str):
+        self.title = QLabel(title)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumHeight(10)
+        self.text = QLabel(NO_DATA)
+        grid.addWidget(self.title, row, 0)
+        grid.addWidget(self.bar, row, 1)
+        grid.addWidget(self.text, row, 2)
+
+    def set_visible(self, visible: bool) -> None:
+        for widget in (self.title, self.bar, self.text):
+            widget.setVisible(visible)
+
+    def show_mb(self, value: float | None, total: float | None) -> None:
+        if value is None or not total:
+            self.clear()
+            return
+        self.bar.setValue(int(min(value / total, 1.0) * 1000))
+        self.text.setText(f"{_size(value)} / {_size(total)} ({value / total * 100:.0f}%)")
+
+    def show_percent(self, value: float | None) -> None:
+        if value is None:
+            self.clear()
+            return
+        self.bar.setValue(int(min(max(value, 0.0), 100.0) * 10))
+        self.text.setText(f"{value:.0f}%")
+
+    def clear(self) -> None:
+        self.bar.setValue(0)
+        self.text.setText(NO_DATA)
+
+
+def _size(mb: float) -> str:
+    return f"{mb / 1024:.2f} GiB" if mb >= 1024 else f"{mb:.0f} MiB"
+
+
+class DeviceGauges(QWidget):
+    """See the module docstring. ``set_device`` chooses the device; ``start``/``stop`` the
+    sampling; ``sample`` reads once."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setVerticalSpacing(2)
+        self.device_label = QLabel("device —")
+        grid.addWidget(self.device_label, 0, 0, 1, 3)
+        self.allocated = _Gauge(grid, 1, "Allocated")
+        self.reserved = _Gauge(grid, 2, "Reserved")
+        self.peak = _Gauge(grid, 3, "Peak")
+        self.utilisation = _Gauge(grid, 4, "Utilisation")
+        grid.setColumnStretch(1, 1)
+        self.spec: str | None = None
+        self.samples = 0
+        self._nvml_ok = True
+        self._process = psutil.Process(os.getpid())
+        self._timer = QTimer(self)
+        self._timer.setInterval(INTERVAL_MS)
+        self._timer.timeout.connect(self.sample)
+
+    @property
+    def active(self) -> bool:
+        return self._timer.isActive()
+
+    def set_device(self, spec: str, label: str) -> None:
+        """Show ``spec`` (``cpu`` or ``cuda:N``) from now on."""
+        self.spec = spec
+        self.device_label.setText(label)
+        cuda = spec.startswith("cuda")
+        self.allocated.title.setText("Allocated" if cuda else "Process RAM")
+        self.peak.title.setText("Peak" if cuda else "Peak RAM")
+        self.utilisation.title.setText("GPU use" if cuda else "CPU use")
+        self.reserved.set_visible(cuda)
+        for gauge in (self.allocated, self.reserved, self.peak, self.utilisation):
+            gauge.clear()
+
+    def start(self) -> None:
+        if self.spec is None:
+            return
+        self._process.cpu_percent(None)  # starts the CPU-use interval
+        self.sample()
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+    def sample(self) -> None:
+        """Read the device's memory counters (and utilisation) and show them."""
+        if self.spec is None:
+            return
+        from ...ml.device import memory_stats  # torch is loaded by now (device warm-up)
+
+        import torch
+
+        device = torch.device(self.spec)
+        try:
+            stats = memory_stats(device)
+        except Exception as exc:  # noqa: BLE001 - a gauge must not break the panel
+            log.warning("cannot read the memory of %s: %s", self.spec, exc)
+            for gauge in (self.allocated, self.reserved, self.peak):
+                gauge.clear()
+            return
+        self.samples += 1
+        self.allocated.show_mb(stats.allocated_mb, stats.total_mb)
+        self.reserved.show_mb(stats.reserved_mb, stats.total_mb)
+        self.peak.show_mb(stats.peak_mb, stats.total_mb)
+        self.utilisation.show_percent(self._utilisation(device))
+
+    def _utilisation(self, device) -> float | None:
+        if device.type != "cuda":
+            return self._process.cpu_percent(None) / (os.cpu_count() or 1)
+        if not self._nvml_ok:
+            return None
+        import torch
+
+        try:
+            return float(torch.cuda.utilization(device))
+        except Exception as exc:  # noqa: BLE001 - NVML (pynvml) is optional
+            self._nvml_ok = False
+            log.info("GPU utilisation is not shown: %s", exc)
+            return None
