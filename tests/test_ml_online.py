@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 
@@ -124,10 +125,9 @@ def test_several_new_candles_are_coalesced_into_one_step():
     step = online.on_closed_candle(candles.slice(0, 106))
     assert step.new_candles == 5 and step.coalesced == 4 and online.steps == 3
     assert step.train.sample_ts == candles.ts[105 - H] and step.prediction.ts == candles.ts[105]
-    # both earlier predictions matured in candle and trend
-    assert sorted((o.head, o.ts) for o in step.outcomes) == [
-        ("candle", candles.ts[99]), ("candle", candles.ts[100]),
-        ("trend", candles.ts[99]), ("trend", candles.ts[100])]
+    # the second prediction's candle and both trends matured (the first's candle already had)
+    assert sorted((o.head, int(o.ts)) for o in step.outcomes) == [
+        ("candle", candles.ts[100]), ("trend", candles.ts[99]), ("trend", candles.ts[100])]
 
 
 def test_inference_runs_on_its_own_copy_refreshed_between_steps():
@@ -154,8 +154,14 @@ def test_the_trained_model_has_one_owner_and_one_thread():
         claim(online.model, "Trainer")  # batch training cannot take the learner's model
 
     errors = []
-    worker = threading.Thread(target=lambda: online.on_closed_candle(candles.slice(0, 90)),
-                              name="online-worker")
+
+    def work():
+        try:
+            online.on_closed_candle(candles.slice(0, 90))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    worker = threading.Thread(target=work, name="online-worker")
     worker.start()
     worker.join()
     with pytest.raises(ModelOwnershipError, match="belongs to thread 'online-worker'"):
@@ -166,10 +172,30 @@ def test_the_trained_model_has_one_owner_and_one_thread():
 
     busy = TradingTransformer(CONFIG)
     with claim(busy, "Trainer"):  # a model being batch-trained cannot be adopted
-        with pytest.raises(WorkstationError, match="Trainer holds it"):
+        with pytest.raises(ModelOwnershipError, match="OnlineLearner cannot take this model: "
+                                                      "Trainer is training it"):
             learner(model=busy)
     adopted = learner(model=busy)  # released: now it can
     assert adopted.model is busy and owner_of(busy) == "OnlineLearner"
+    with pytest.raises(ModelOwnershipError):
+        claim(busy, "Trainer")
+    adopted.close()
+    with pytest.raises(ModelOwnershipError, match="released"):
+        adopted.on_closed_candle(candles)
+    with claim(busy, "Trainer"):
+        assert owner_of(busy) == "Trainer"
+    assert owner_of(busy) is None
+
+
+def test_weights_from_memory_are_copied_and_checked():
+    source = TradingTransformer(CONFIG)
+    online = learner(weights=source.state_dict())
+    assert online.model is not source and owner_of(source) is None
+    for k, v in online.predictor.model.state_dict().items():
+        assert torch.equal(v, source.state_dict()[k])
+    other = TradingTransformer(preset_config("tiny", seq_len=16))
+    with pytest.raises(WorkstationError, match=r"do not fit.*shape mismatch: pos \(16, 32\)"):
+        learner(weights=other.state_dict())
 
 
 def test_a_non_finite_loss_fails_loudly_without_touching_the_weights():
@@ -213,12 +239,32 @@ def test_a_checkpoint_carries_the_learner_and_the_predictor():
     predictor = Predictor.from_checkpoint(loaded)
     again = predictor.predict(candles)
     assert again.candle_probs == pytest.approx(step.prediction.candle_probs, abs=1e-6)
-    resumed = OnlineLearner(weights=loaded)
+    resumed = OnlineLearner(weights=loaded, train=False)
     assert resumed.config == CONFIG and resumed.target_spec == SPEC
     assert resumed.on_closed_candle(candles).prediction.return_bps == pytest.approx(
-        step.prediction.return_bps, abs=1e-4)
+        step.prediction.return_bps, abs=1e-5)
 
     with pytest.raises(CheckpointError, match="does not fit the online learner: d_model: 32 -> 64"):
         OnlineLearner(preset_config("tiny", seq_len=32, d_model=64), weights=loaded)
     with pytest.raises(CheckpointError, match="targets"):
         OnlineLearner(target_spec=TargetSpec(trend_horizon=7), weights=loaded)
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda m: m["features"].update(version=2), "features version 2 is not supported"),
+    (lambda m: m["config"].update(n_features=12), "the model takes 12 features"),
+    (lambda m: m.pop("targets"), "has no 'targets' settings"),
+])
+def test_a_checkpoint_of_other_features_or_settings_is_refused(change, reason):
+    store = CheckpointStore()
+    folder = learner(train=False).save(store, "DEMO")
+    meta_path = folder / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    change(meta)
+    meta_path.write_text(json.dumps(meta))
+    loaded = store.load(folder.parent.parent.name)
+    with pytest.raises(CheckpointError, match=reason) as err:
+        Predictor.from_checkpoint(loaded)
+    assert err.value.path == meta_path
+    with pytest.raises(CheckpointError, match=reason):
+        OnlineLearner(weights=loaded)

@@ -11,8 +11,8 @@ speed of the ``TradingTransformer``, against a naive reference measured in the s
 MFU = (6 N + 12 L T d) * tokens per second / peak, where the peak is a matmul measured here:
 bf16 on CUDA, fp32 on CPU (the CPU figure says so). Memory: on CUDA the allocator's peak for
 the case; on CPU the process peak RSS (a high-water mark of the whole run). ``activation_mb``
-is what autograd keeps from the forward pass for backward (saved tensors that are not
-weights), measured on both.
+is what one forward pass keeps alive for backward (tensors autograd saved, and the inputs
+checkpointed blocks recompute from; weights excluded), measured on both.
 
 ``infer`` cases: latency of one window's prediction (features already computed; input copied
 to the device and the outputs back), the same with the features computed from candles, and
@@ -32,7 +32,8 @@ import torch.nn.functional as F
 from ..ml.dataset import WindowBatch
 from ..ml.device import memory_stats, reset_peak_memory, resolve_device, synchronize
 from ..ml.features import FeatureSpec, make_features
-from ..ml.model import PRESETS, CausalSelfAttention, TradingTransformer, preset_config
+from ..ml.model import (PRESETS, CausalSelfAttention, TradingTransformer, activation_bytes,
+                        preset_config)
 from ..ml.targets import TargetSpec
 from ..ml.trainer import compute_loss, head_weights
 
@@ -117,20 +118,9 @@ def random_batch(batch: int, config, device) -> WindowBatch:
         ret_mask=torch.ones(shape, dtype=torch.bool).to(device))
 
 
-def activation_mb(model: TradingTransformer, x: torch.Tensor, autocast) -> float:
-    """MiB of non-weight tensors autograd saves in one training forward pass."""
-    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    saved: dict[int, int] = {}
-
-    def pack(t):
-        storage = t.untyped_storage()
-        if storage.data_ptr() not in weights:
-            saved[storage.data_ptr()] = storage.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast():
-        model(x)
-    return sum(saved.values()) / 2**20
+def _activation_mb(model, x, autocast) -> float:
+    with autocast():
+        return activation_bytes(model, x) / 2**20
 
 
 def _train_case(name: str, args, device, config, peak: float, peak_kind: str) -> dict:
@@ -178,7 +168,7 @@ def _train_case(name: str, args, device, config, peak: float, peak_kind: str) ->
         "peak_mem_mb": mem.peak_mb,
         "peak_mem_kind": "torch max_memory_allocated" if device.type == "cuda"
         else "process peak RSS",
-        "activation_mb": activation_mb(model, batch.x, autocast),
+        "activation_mb": _activation_mb(model, batch.x, autocast),
     }
 
 

@@ -14,9 +14,10 @@ Layout under ``<data dir>/checkpoints/<model>/<run id>/``::
 A save writes a complete snapshot into a hidden ``.tmp-*`` folder (every file fsynced, then
 the folder), renames that folder into ``snapshots/`` and then switches the pointer
 ``latest.json`` (and ``best.json``) by writing a temporary file in the same folder, fsyncing it
-and ``os.replace``-ing it over the old pointer. Until that replace the old pointer names the
-old, untouched snapshot, so a process killed at any moment leaves the previous checkpoint
-loadable; snapshots no pointer names are removed by the next save. ``latest`` and ``best`` of
+and ``os.replace``-ing it over the old pointer (``workstation.atomic``). Until that replace the
+old pointer names the old, untouched snapshot, so a process killed at any moment leaves the
+previous checkpoint loadable; the next save removes hidden leftovers and the snapshots no
+pointer names. ``latest`` and ``best`` of
 one save share a snapshot. One process at a time saves into a run.
 
 Loading verifies sizes and hashes before parsing anything, reads weights with safetensors and
@@ -45,6 +46,7 @@ from safetensors.torch import load_file as _load_safetensors
 from safetensors.torch import save_file as _save_safetensors
 
 from .. import __version__
+from ..atomic import atomic_write_bytes, fsync_dir
 from ..errors import WorkstationError
 from ..paths import app_paths
 
@@ -118,35 +120,9 @@ class RunInfo:
 
 
 # -- file helpers ----------------------------------------------------------------------------
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename or new file in ``folder`` durable (not possible, nor needed, on Windows)."""
-    if os.name == "nt":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _fsync_file(path: Path) -> None:
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Temporary file in the same folder, fsync, ``os.replace``, fsync of the folder."""
-    tmp = path.with_name(f"{_TMP_PREFIX}{path.name}-{secrets.token_hex(4)}")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
 
 
 def _sha256(path: Path) -> str:
@@ -191,7 +167,7 @@ def _plain_problem(value: Any, where: str) -> str | None:
 
 
 def _cpu_weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """The state dict as contiguous CPU tensors, each with its own storage (safetensors needs it)."""
+    """The state dict as contiguous CPU tensors, none sharing storage (safetensors needs it)."""
     out: dict[str, torch.Tensor] = {}
     seen: set[tuple[int, int]] = set()
     for name, tensor in model.state_dict().items():
@@ -300,6 +276,10 @@ class CheckpointStore:
         problem = _plain_problem(state, "training state")
         if problem:
             raise CheckpointError(run / STATE_FILE, f"cannot be saved without pickle: {problem}")
+        try:
+            json.dumps(meta, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(run / META_FILE, f"meta is not plain JSON: {exc}") from None
         snapshots = run / SNAPSHOTS
         snapshots.mkdir(parents=True, exist_ok=True)
         name = f"{step:010d}-{secrets.token_hex(3)}"
@@ -307,7 +287,8 @@ class CheckpointStore:
         tmp.mkdir()
         try:
             _save_safetensors(_cpu_weights(model), str(tmp / WEIGHTS_FILE),
-                              metadata={"format": str(FORMAT), "run_id": run_id})
+                              metadata={"format": "pt", "workstation_format": str(FORMAT),
+                                        "run_id": run_id})
             _fsync_file(tmp / WEIGHTS_FILE)
             with open(tmp / STATE_FILE, "wb") as fh:
                 torch.save(state, fh)
@@ -319,26 +300,22 @@ class CheckpointStore:
                 files={n: {"bytes": (tmp / n).stat().st_size, "sha256": _sha256(tmp / n)}
                        for n in (WEIGHTS_FILE, STATE_FILE)},
             )
-            try:
-                text = json.dumps(meta, indent=1, sort_keys=True, allow_nan=False)
-            except (TypeError, ValueError) as exc:
-                raise CheckpointError(tmp / META_FILE, f"meta is not plain JSON: {exc}") from None
             with open(tmp / META_FILE, "w", encoding="utf-8") as fh:
-                fh.write(text)
+                fh.write(json.dumps(meta, indent=1, sort_keys=True, allow_nan=False))
                 fh.flush()
                 os.fsync(fh.fileno())
-            _fsync_dir(tmp)
+            fsync_dir(tmp)
             final = snapshots / name
             os.rename(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        _fsync_dir(snapshots)
-        _fsync_dir(run)
+        fsync_dir(snapshots)
+        fsync_dir(run)
         pointer = json.dumps({"format": FORMAT, "snapshot": name, "step": step}).encode()
-        write_atomic(run / "latest.json", pointer)
+        atomic_write_bytes(run / "latest.json", pointer)
         if is_best:
-            write_atomic(run / "best.json", pointer)
+            atomic_write_bytes(run / "best.json", pointer)
         self._collect_garbage(run)
         return final
 
@@ -349,7 +326,7 @@ class CheckpointStore:
         except CheckpointError:
             return  # a damaged pointer: keep every snapshot, the user decides
         for entry in run.iterdir():
-            if entry.name.startswith(_TMP_PREFIX):
+            if entry.name.startswith("."):  # temporaries of an interrupted save
                 if entry.is_dir():
                     shutil.rmtree(entry, ignore_errors=True)
                 else:
@@ -374,7 +351,7 @@ class CheckpointStore:
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise CheckpointError(path, f"unreadable pointer: {exc}") from None
         name = data.get("snapshot") if isinstance(data, dict) else None
-        if not isinstance(name, str) or not _NAME.match(name) or name.startswith(_TMP_PREFIX):
+        if not isinstance(name, str) or not _NAME.match(name):
             raise CheckpointError(path, "not a checkpoint pointer (no valid 'snapshot')")
         return name
 
@@ -382,13 +359,20 @@ class CheckpointStore:
         run = self.run_dir(run_id)
         return run / SNAPSHOTS / self._pointer(run, which)
 
-    def load(self, run_id: str, which: str = "latest", *, map_location="cpu") -> LoadedCheckpoint:
-        """Read and verify checkpoint ``which`` (``latest`` or ``best``) of a run."""
+    def _current(self, run_id: str, which: str, read):
+        """``read(snapshot folder)``, again if a concurrent save replaced the snapshot."""
         for attempt in range(3):
             folder = self.snapshot_dir(run_id, which)
-            if folder.is_dir() or attempt == 2:
-                break  # else a concurrent save replaced it between our two reads: read again
-        return load_snapshot(folder, map_location=map_location)
+            try:
+                return read(folder)
+            except CheckpointError:
+                if attempt == 2 or folder.is_dir():
+                    raise
+
+    def load(self, run_id: str, which: str = "latest", *, map_location="cpu") -> LoadedCheckpoint:
+        """Read and verify checkpoint ``which`` (``latest`` or ``best``) of a run."""
+        return self._current(run_id, which,
+                             lambda folder: load_snapshot(folder, map_location=map_location))
 
     # list, delete, clear
     def list_runs(self) -> list[RunInfo]:
@@ -398,7 +382,7 @@ class CheckpointStore:
             run = self.folder / run_id
             meta, error = {}, None
             try:
-                meta = read_meta(self.snapshot_dir(run_id, "latest"))
+                meta = self._current(run_id, "latest", read_meta)
             except CheckpointError as exc:
                 error = str(exc)
             out.append(RunInfo(
@@ -507,15 +491,14 @@ def _some(items: list[str], sep: str, n: int = 3) -> str:
     return sep.join(items[:n]) + (f"{sep}... ({len(items) - n} more)" if len(items) > n else "")
 
 
-def apply_weights(model: torch.nn.Module, loaded: LoadedCheckpoint) -> None:
-    """Load the checkpoint's weights into ``model``, or say precisely why they do not fit."""
-    path = loaded.path / WEIGHTS_FILE
+def weight_problems(model: torch.nn.Module, weights: dict[str, torch.Tensor]) -> list[str]:
+    """Why ``weights`` cannot be loaded into ``model`` (missing, unknown, mis-shaped tensors)."""
     expected = model.state_dict()
-    missing = sorted(set(expected) - set(loaded.weights))
-    unexpected = sorted(set(loaded.weights) - set(expected))
-    shapes = [f"{k} {tuple(loaded.weights[k].shape)} vs {tuple(expected[k].shape)}"
-              for k in sorted(set(expected) & set(loaded.weights))
-              if loaded.weights[k].shape != expected[k].shape]
+    missing = sorted(set(expected) - set(weights))
+    unexpected = sorted(set(weights) - set(expected))
+    shapes = [f"{k} {tuple(weights[k].shape)} vs {tuple(expected[k].shape)}"
+              for k in sorted(set(expected) & set(weights))
+              if weights[k].shape != expected[k].shape]
     problems = []
     if missing:
         problems.append(f"missing {len(missing)} tensors ({_some(missing, ', ')})")
@@ -523,7 +506,14 @@ def apply_weights(model: torch.nn.Module, loaded: LoadedCheckpoint) -> None:
         problems.append(f"{len(unexpected)} unknown tensors ({_some(unexpected, ', ')})")
     if shapes:
         problems.append(f"shape mismatch: {_some(shapes, '; ')}")
+    return problems
+
+
+def apply_weights(model: torch.nn.Module, loaded: LoadedCheckpoint) -> None:
+    """Load the checkpoint's weights into ``model``, or say precisely why they do not fit."""
+    problems = weight_problems(model, loaded.weights)
     if problems:
-        raise CheckpointError(path, "does not fit this model: " + ", ".join(problems))
+        raise CheckpointError(loaded.path / WEIGHTS_FILE,
+                              "does not fit this model: " + ", ".join(problems))
     with torch.no_grad():
         model.load_state_dict(loaded.weights)

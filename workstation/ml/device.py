@@ -21,9 +21,8 @@ def resolve_device(spec: "str | torch.device" = "auto") -> torch.device:
     if isinstance(spec, torch.device):
         spec = str(spec)
     spec = spec.strip().lower()
-    if spec == "auto":
-        return torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() \
-            else torch.device("cpu")
+    if spec == "auto":  # the first GPU; no CUDA context is created here
+        return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
     try:
         device = torch.device(spec)
     except RuntimeError:

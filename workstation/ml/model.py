@@ -209,3 +209,31 @@ class TradingTransformer(nn.Module):
             return_mean=ret[..., 0],
             return_logvar=logvar,
         )
+
+
+def activation_bytes(model: TradingTransformer, x: torch.Tensor) -> int:
+    """Bytes of non-weight tensors one training forward pass keeps alive for backward: what
+    autograd saves, plus the input of every block (which a checkpointed block keeps to
+    recompute from). Run it under the autocast the training uses."""
+    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    kept: dict[int, int] = {}
+
+    def note(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in weights:
+            kept[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    def note_input(_module, args) -> None:
+        for a in args:
+            if a.requires_grad:
+                note(a)
+
+    hooks = [block.register_forward_pre_hook(note_input) for block in model.blocks]
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(note, lambda t: t):
+            model(x)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return sum(kept.values())

@@ -36,11 +36,12 @@ import numpy as np
 import torch
 
 from ..errors import WorkstationError
-from .checkpoints import LoadedCheckpoint, apply_weights, config_differences
+from .checkpoints import (LoadedCheckpoint, apply_weights, config_differences,
+                          weight_problems)
 from .dataset import DeviceSeries, TrainingData
 from .features import FeatureSpec, make_features
 from .model import TradingTransformer, TradingTransformerConfig
-from .ownership import claim, owner_of
+from .ownership import claim
 from .targets import CANDLE_CLASSES, HEADS, TREND_CLASSES, TargetSpec, direction, make_targets
 from .trainer import compute_loss, head_weights
 
@@ -223,16 +224,19 @@ def settings_of(loaded: LoadedCheckpoint) -> tuple[TradingTransformerConfig, Fea
     """Model config, feature and target settings recorded in a checkpoint's meta."""
     from .checkpoints import META_FILE, CheckpointError
 
-    meta = loaded.meta
+    meta, path = loaded.meta, loaded.path / META_FILE
     try:
-        return (TradingTransformerConfig.from_dict(meta["config"]),
-                FeatureSpec.from_dict(meta["features"]), TargetSpec.from_dict(meta["targets"]))
+        settings = (TradingTransformerConfig.from_dict(meta["config"]),
+                    FeatureSpec.from_dict(meta["features"]), TargetSpec.from_dict(meta["targets"]))
     except KeyError as exc:
-        raise CheckpointError(loaded.path / META_FILE, f"has no {exc.args[0]!r} settings") \
-            from None
+        raise CheckpointError(path, f"has no {exc.args[0]!r} settings") from None
     except (WorkstationError, TypeError) as exc:
-        raise CheckpointError(loaded.path / META_FILE, f"incompatible settings: {exc}") \
-            from None
+        raise CheckpointError(path, f"incompatible settings: {exc}") from None
+    if settings[0].n_features != settings[1].n_features:
+        raise CheckpointError(path, f"incompatible settings: the model takes "
+                                    f"{settings[0].n_features} features, this Workstation "
+                                    f"computes {settings[1].n_features}")
+    return settings
 
 
 # -- the online learner ----------------------------------------------------------------------
@@ -311,11 +315,7 @@ class OnlineLearner:
         self._rng = np.random.default_rng(seed)
 
         if model is not None:
-            holder = owner_of(model)
-            if holder is not None:
-                raise WorkstationError(f"the online learner cannot adopt this model: {holder} "
-                                       f"holds it (one owner per model); pass its weights "
-                                       f"from a checkpoint instead")
+            self._claim = claim(model, "OnlineLearner")  # fails while a Trainer holds it
             self.model = model.to(self.device)
         else:
             torch.manual_seed(seed)
@@ -323,8 +323,13 @@ class OnlineLearner:
             if isinstance(weights, LoadedCheckpoint):
                 apply_weights(self.model, weights)
             elif weights is not None:
-                self.model.load_state_dict(weights)
-        self._claim = claim(self.model, "OnlineLearner")
+                problems = weight_problems(self.model, weights)
+                if problems:
+                    raise WorkstationError("the weights do not fit the online learner's model: "
+                                           + ", ".join(problems))
+                with torch.no_grad():
+                    self.model.load_state_dict(weights)
+            self._claim = claim(self.model, "OnlineLearner")
         self.predictor = Predictor(config, self.feature_spec, self.target_spec, self.device)
         self._predictor_claim = claim(self.predictor.model, "OnlineLearner (inference copy)")
         self._refresh_inference()
@@ -388,9 +393,10 @@ class OnlineLearner:
         report = None
         if self.training:
             try:
-                report = self._train_step(candles, n, new)
-            except OnlineTrainingError as exc:
-                self.failed = str(exc)
+                report = self._train_step(candles, n)
+            except Exception as exc:
+                self.failed = str(exc) if isinstance(exc, WorkstationError) else \
+                    f"{type(exc).__name__}: {exc}"
                 raise
         prediction = self.predictor.predict(candles, n)
         self._pending[prediction.ts] = _Pending(prediction)
@@ -406,6 +412,12 @@ class OnlineLearner:
         self._pending.clear()
         self._last_ts = None
         self._prediction = None
+
+    def close(self) -> None:
+        """Give up the models (a ``Trainer`` may then claim an adopted one); the learner can
+        no longer be used."""
+        self._claim.release()
+        self._predictor_claim.release()
 
     def averages(self) -> RunningAverages:
         def live(log: _Window):
@@ -467,12 +479,12 @@ class OnlineLearner:
         actual = int(direction(np.array([bps]), flat_bps)[0])
         return Outcome(head, p.ts, int(ts[j]), predicted, actual, float(probs[predicted]), bps)
 
-    def _train_step(self, candles, n: int, new: int) -> TrainReport | None:
+    def _train_step(self, candles, n: int) -> TrainReport | None:
         """One step on the newest matured window plus replayed ones, or None if none."""
         horizon, seq_len = self.target_spec.horizon, self.config.seq_len
         warmup = self.feature_spec.warmup
         newest_sample = n - 1 - horizon  # its targets look at candles up to n - 1
-        start = max(0, n - (seq_len + warmup + self.replay_window + horizon + new + 1))
+        start = max(0, n - (seq_len + warmup + self.replay_window + horizon + 1))
         valid = start + warmup if start > 0 else 0  # rows whose features equal full history's
         if newest_sample < valid:
             return None

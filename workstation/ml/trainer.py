@@ -38,7 +38,7 @@ import torch.nn.functional as F
 
 from ..errors import WorkstationError
 from .dataset import DeviceSeries, TimeSplit, TrainingData, WindowBatch, WindowSampler, split_by_time
-from .device import CPU_THREADS, describe, memory_stats, prepare_thread
+from .device import CPU_THREADS, describe, memory_stats, prepare_thread, resolve_device
 from .events import (BatchEnd, CheckpointSaved, EpochEnd, Event, Failed, Finished, RunStarted,
                      SplitMetrics)
 from .model import ModelOutput, TradingTransformer, TradingTransformerConfig
@@ -176,10 +176,13 @@ def lr_factor(step: int, warmup: int, total: int, min_ratio: float) -> float:
 
 
 class NonFiniteError(WorkstationError):
+    """``step`` and ``batch`` number the step that went non-finite as ``BatchEnd`` does
+    (the first step of a run is 1, the first batch of an epoch is 1)."""
+
     def __init__(self, what: str, heads: tuple[str, ...], step: int, epoch: int, batch: int):
         self.heads, self.step, self.epoch, self.batch = heads, step, epoch, batch
         super().__init__(f"{what} went non-finite at step {step} (epoch {epoch + 1}, batch "
-                         f"{batch + 1}): {', '.join(heads)}")
+                         f"{batch}): {', '.join(heads) or 'no head'}")
 
 
 class _Stopped(Exception):
@@ -207,7 +210,7 @@ class Trainer:
         self.model_config = model_config
         self.train_config = train_config
         self.data = data
-        self.device = torch.device(device)
+        self.device = resolve_device(device)
         self.on_event = on_event
         self.stop = stop
         self.checkpoints = checkpoints
@@ -410,8 +413,8 @@ class Trainer:
         flags = self._bad_flags.tolist()
         names = tuple(h for h, f in zip(HEADS + ("grad_norm",), flags) if f)
         what = "loss" if any(flags[:len(HEADS)]) else "gradient"
-        raise NonFiniteError(what, names, bad_step, self.epoch,
-                             bad_step - self._epoch_start_step)
+        raise NonFiniteError(what, names, bad_step + 1, self.epoch,
+                             bad_step - self._epoch_start_step + 1)
 
     def _log(self) -> None:
         self._check_finite()

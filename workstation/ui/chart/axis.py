@@ -8,14 +8,14 @@ several milliseconds a frame; these draw a handful of cached labels. Both axes a
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
-from pyqtgraph.Qt.internals import PrimitiveArray
 
-from .candle_item import ViewSizedItem, device_scale
+from .candle_item import RectBatch, ViewSizedItem, device_scale
 from .ticks import TimeTick, price_ticks
 
 AXIS_FONT_PX = 11
@@ -42,6 +42,7 @@ class _Axis(pg.GraphicsWidget):
 
     def __init__(self, view: pg.ViewBox, text_color: QtGui.QColor, line_color: QtGui.QColor):
         super().__init__()
+        self.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
         self._view = view
         self._font = axis_font()
         self._metrics = QtGui.QFontMetricsF(self._font)
@@ -49,6 +50,19 @@ class _Axis(pg.GraphicsWidget):
         self._line_pen = QtGui.QPen(line_color)
         self._line_pen.setCosmetic(True)
         self._tags: dict[str, Tag] = {}
+        self._texts: dict[str, QtGui.QStaticText] = {}
+
+    def _static(self, text: str) -> QtGui.QStaticText:
+        """Laid-out text, cached: drawing it again skips the text layout."""
+        st = self._texts.get(text)
+        if st is None:
+            if len(self._texts) > 2000:
+                self._texts.clear()
+            st = QtGui.QStaticText(text)
+            st.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+            st.prepare(QtGui.QTransform(), self._font)
+            self._texts[text] = st
+        return st
 
     def set_colors(self, text_color: QtGui.QColor, line_color: QtGui.QColor) -> None:
         self._text_pen.setColor(text_color)
@@ -96,6 +110,7 @@ class PriceAxis(_Axis):
                            QtWidgets.QSizePolicy.Policy.Expanding)
         self.values = np.empty(0)
         self.decimals = 0
+        self._ticks = RectBatch()
         self._formatter = formatter
         view.sigYRangeChanged.connect(self.refresh)
         view.sigResized.connect(self.refresh)
@@ -125,20 +140,24 @@ class PriceAxis(_Axis):
         h = self.size().height()
         p.setPen(self._line_pen)
         p.drawLine(QtCore.QPointF(0.5, 0), QtCore.QPointF(0.5, h))
+        p.setFont(self._font)
         if len(self.values):
             tr = self._view_to_local()
             ys = np.rint(tr.m22() * self.values + tr.dy())
-            p.setFont(self._font)
             text_h = self._metrics.height()
-            for value, y in zip(self.values.tolist(), ys.tolist()):
-                if y < text_h / 2 or y > h - text_h / 2:
-                    continue
-                p.setPen(self._line_pen)
-                p.drawLine(QtCore.QPointF(0, y + 0.5), QtCore.QPointF(_TICK_LEN, y + 0.5))
-                p.setPen(self._text_pen)
-                p.drawText(QtCore.QRectF(_TICK_LEN + 3, y - text_h / 2, w - _TICK_LEN - 3, text_h),
-                           QtCore.Qt.AlignmentFlag.AlignVCenter, self.label(value))
-        p.setFont(self._font)
+            exposed = option.exposedRect
+            shown = ((ys >= text_h / 2) & (ys <= h - text_h / 2)
+                     & (ys >= exposed.top() - text_h) & (ys <= exposed.bottom() + text_h))
+            for tag in self._tags.values():  # a tag hides the labels it would overlap
+                r = self._tag_rect(tag)
+                shown &= (ys < r.top() - text_h / 2) | (ys > r.bottom() + text_h / 2)
+            p.setPen(self._text_pen)
+            for value, y in zip(self.values[shown].tolist(), ys[shown].tolist()):
+                p.drawStaticText(QtCore.QPointF(_TICK_LEN + 3, y - text_h / 2),
+                                 self._static(self.label(value)))
+            p.setPen(QtCore.Qt.PenStyle.NoPen)
+            p.setBrush(self._line_pen.color())
+            self._ticks.draw(p, 0, ys[shown], _TICK_LEN, 1)
         self._paint_tags(p)
 
 
@@ -152,6 +171,7 @@ class TimeAxis(_Axis):
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
                            QtWidgets.QSizePolicy.Policy.Fixed)
         self.ticks: list[TimeTick] = []
+        self._marks = RectBatch()
 
     def set_ticks(self, ticks: list[TimeTick]) -> None:
         if ticks != self.ticks:
@@ -173,36 +193,18 @@ class TimeAxis(_Axis):
         p.drawLine(QtCore.QPointF(0, 0.5), QtCore.QPointF(w, 0.5))
         tr = self._view_to_local()
         p.setFont(self._font)
-        text_h = self._metrics.height()
+        p.setPen(self._text_pen)
+        xs = []
         for tick in self.ticks:
-            x = round(tr.m11() * tick.x + tr.dx())
-            if x < 0 or x > w:
-                continue
-            p.setPen(self._line_pen)
-            p.drawLine(QtCore.QPointF(x + 0.5, 0), QtCore.QPointF(x + 0.5, _TICK_LEN))
-            p.setPen(self._text_pen)
-            p.drawText(QtCore.QRectF(x - 60, _TICK_LEN + 1, 120, text_h),
-                       QtCore.Qt.AlignmentFlag.AlignHCenter, tick.label)
+            x = math.floor(tr.m11() * tick.x + tr.dx())
+            if 0 <= x <= w:
+                st = self._static(tick.label)
+                p.drawStaticText(QtCore.QPointF(x - st.size().width() / 2, _TICK_LEN + 1), st)
+                xs.append(x)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(self._line_pen.color())
+        self._marks.draw(p, np.array(xs, dtype=np.float64), 0, 1, _TICK_LEN)
         self._paint_tags(p)
-
-
-class LineBatch:
-    """A reusable numpy-backed array of ``QLineF`` drawn with one ``QPainter.drawLines``."""
-
-    def __init__(self):
-        self._lines = PrimitiveArray(QtCore.QLineF, 4)
-
-    def draw(self, painter: QtGui.QPainter, x0, y0, x1, y1) -> None:
-        n = int(np.broadcast(x0, y0, x1, y1).size)
-        if not n:
-            return
-        self._lines.resize(n)
-        out = self._lines.ndarray()
-        out[:, 0] = x0
-        out[:, 1] = y0
-        out[:, 2] = x1
-        out[:, 3] = y1
-        painter.drawLines(*self._lines.drawargs())
 
 
 class GridItem(ViewSizedItem):
@@ -210,14 +212,13 @@ class GridItem(ViewSizedItem):
 
     def __init__(self, color: QtGui.QColor):
         super().__init__()
-        self._pen = QtGui.QPen(color)
-        self._pen.setCosmetic(True)
+        self._brush = QtGui.QBrush(color)
         self._xs = np.empty(0)
         self._ys = np.empty(0)
-        self._batch = LineBatch()
+        self._batch = RectBatch()
 
     def set_color(self, color: QtGui.QColor) -> None:
-        self._pen.setColor(color)
+        self._brush = QtGui.QBrush(color)
         self.update()
 
     def set_lines(self, xs: np.ndarray, ys: np.ndarray) -> None:
@@ -231,15 +232,17 @@ class GridItem(ViewSizedItem):
         if rect.isNull():
             return
         sx, dx, sy, dy = device_scale(p)
-        left, right = sorted((sx * rect.left() + dx, sx * rect.right() + dx))
-        top, bottom = sorted((sy * rect.top() + dy, sy * rect.bottom() + dy))
+        left, right = sorted((math.floor(sx * rect.left() + dx), math.ceil(sx * rect.right() + dx)))
+        top, bottom = sorted((math.floor(sy * rect.top() + dy), math.ceil(sy * rect.bottom() + dy)))
+        xs = np.floor(sx * self._xs + dx)
+        ys = np.rint(sy * self._ys + dy)
         p.save()
         p.resetTransform()
-        p.setPen(self._pen)
-        if len(self._xs):
-            x = np.floor(sx * self._xs + dx) + 0.5
-            self._batch.draw(p, x, top, x, bottom)
-        if len(self._ys):
-            y = np.rint(sy * self._ys + dy) + 0.5
-            self._batch.draw(p, left, y, right, y)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(self._brush)
+        nx = len(xs)
+        self._batch.draw(p, np.concatenate((xs, np.full(len(ys), left))),
+                         np.concatenate((np.full(nx, top), ys)),
+                         np.concatenate((np.ones(nx), np.full(len(ys), right - left))),
+                         np.concatenate((np.full(nx, bottom - top), np.ones(len(ys)))))
         p.restore()

@@ -11,32 +11,43 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
-from pyqtgraph.Qt.internals import PrimitiveArray
 
 from .visible import VisibleCandles, empty_visible
 
-BODY_FRACTION = 0.7
+BODY_FRACTION = 0.75
 """Body width as a fraction of the candle spacing."""
+_FAR = float(1 << 24)
 
 
 class RectBatch:
-    """A reusable numpy-backed array of ``QRectF`` drawn with one ``QPainter.drawRects``."""
+    """Whole-pixel rectangles from numpy columns, drawn with one ``QPainter.drawRects``.
+
+    The rectangles are laid out in memory as an array of ``QRect`` (four int32: left, top,
+    right, bottom, inclusive) and handed to Qt's pointer-and-count overload, which fills
+    integer rectangles on its fast path (about 3x faster than ``QRectF`` for thin bars)."""
 
     def __init__(self):
-        self._rects = PrimitiveArray(QtCore.QRectF, 4)
+        self._buf = np.empty((0, 4), dtype=np.int32)
 
     def draw(self, painter: QtGui.QPainter, x, y, w, h) -> None:
-        n = len(x)
+        """Fill rectangles at device pixels ``x, y`` of size ``w x h`` (arrays or scalars;
+        sizes of at least 1) with the painter's brush."""
+        n = int(np.broadcast(x, y, w, h).size)
         if not n:
             return
-        self._rects.resize(n)
-        out = self._rects.ndarray()
-        out[:, 0] = x
-        out[:, 1] = y
-        out[:, 2] = w
-        out[:, 3] = h
-        painter.drawRects(*self._rects.drawargs())
+        if len(self._buf) < n:
+            self._buf = np.empty((max(n, 2 * len(self._buf)), 4), dtype=np.int32)
+        out = self._buf[:n]
+        x = np.asarray(x, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        # Far off-screen coordinates are clipped so they fit in int32 (Qt clips the rest).
+        out[:, 0] = np.minimum(np.maximum(x, -_FAR), _FAR)
+        out[:, 1] = np.minimum(np.maximum(y, -_FAR), _FAR)
+        out[:, 2] = np.minimum(np.maximum(x + w - 1, -_FAR), _FAR)
+        out[:, 3] = np.minimum(np.maximum(y + h - 1, -_FAR), _FAR)
+        painter.drawRects(shiboken6.wrapInstance(out.ctypes.data, QtCore.QRect), n)
 
 
 def device_scale(painter: QtGui.QPainter) -> tuple[float, float, float, float]:
@@ -65,7 +76,7 @@ class ViewSizedItem(pg.GraphicsObject):
 
 def _body_width(px_per_candle: float) -> int:
     """Odd body width in pixels, so the wick sits in the middle."""
-    w = max(1, int(px_per_candle * BODY_FRACTION))
+    w = max(1, int(round(px_per_candle * BODY_FRACTION)))
     return w if w % 2 else w - 1
 
 

@@ -93,9 +93,31 @@ class ChartWidget(QtWidgets.QWidget):
         col = pg.mkColor
         self.view = pg.GraphicsView(background=c.background)
         self.view.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        # The view fills its background itself: no erase before, no background pixmap copy.
+        self.view.setCacheMode(QtWidgets.QGraphicsView.CacheModeFlag.CacheNone)
+        self.view.viewport().setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        # Items paint without antialiasing and name their own dirty rectangles exactly.
+        self.view.setOptimizationFlag(
+            QtWidgets.QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing, True)
+        self.header = QtWidgets.QWidget()
+        self.header.setAutoFillBackground(True)
+        header_layout = QtWidgets.QHBoxLayout(self.header)
+        header_layout.setContentsMargins(8, 3, 8, 3)
+        header_layout.setSpacing(16)
+        self.title_label = QtWidgets.QLabel()
+        self.readout_label = QtWidgets.QLabel()
+        self.readout_label.setTextInteractionFlags(
+            QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        header_layout.addWidget(self.title_label)
+        header_layout.addWidget(self.readout_label, 1)
+        font = self.title_label.font()
+        font.setBold(True)
+        self.title_label.setFont(font)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view)
+        layout.setSpacing(0)
+        layout.addWidget(self.header)
+        layout.addWidget(self.view, 1)
         grid = pg.GraphicsLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(0)
@@ -137,15 +159,7 @@ class ChartWidget(QtWidgets.QWidget):
             item.setZValue(z)
             self.volume_view.addItem(item, ignoreBounds=True)
 
-        self.title_label = QtWidgets.QLabel(self.view.viewport())
-        self.readout_label = QtWidgets.QLabel(self.view.viewport())
-        for i, label in enumerate((self.title_label, self.readout_label)):
-            label.setStyleSheet(f"color: {c.readout_text}; background: transparent;")
-            label.setAttribute(QtCore.Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-            label.move(8, 4 + 17 * i)
-        font = self.title_label.font()
-        font.setBold(True)
-        self.title_label.setFont(font)
+        self._style_header()
 
         self.price_view.sigXRangeChanged.connect(self._on_x_range)
         self.price_view.sigResized.connect(self._on_x_range)
@@ -216,15 +230,17 @@ class ChartWidget(QtWidgets.QWidget):
             self._n = n
             (x0, x1), _ = self.price_view.viewRange()
             following = x0 - 0.5 <= old_n - 1 <= x1 + 0.5
-            if self._cursor == old_n - 1:
+            cursor_follows = self._cursor == old_n - 1
+            if cursor_follows:
                 self._cursor = n - 1
             self._update_limits()
             if following:
                 self._set_x_range(x0 + (n - old_n), x1 + (n - old_n))
-            if not following or self._frame_stale():
+            if not self._frame.ends_at(n) and self.visible_range()[1] == n:
                 self._refresh_frame()
             self._update_cursor_items()
-            self.cursor_moved.emit(self._cursor)
+            if cursor_follows:
+                self.cursor_moved.emit(self._cursor)
         self._update_last_price()
         self._update_readout()
 
@@ -336,9 +352,17 @@ class ChartWidget(QtWidgets.QWidget):
         self.volume_crosshair.set_color(col(c.crosshair))
         self.cursor_item.set_colors(col(c.cursor_band), col(c.cursor))
         self.volume_cursor_item.set_colors(col(c.cursor_band), None)
-        for label in (self.title_label, self.readout_label):
-            label.setStyleSheet(f"color: {c.readout_text}; background: transparent;")
+        self._style_header()
         self._update_last_price()
+
+    def _style_header(self) -> None:
+        palette = self.header.palette()
+        palette.setColor(QtGui.QPalette.ColorRole.Window, pg.mkColor(self.colors.background))
+        palette.setColor(QtGui.QPalette.ColorRole.WindowText,
+                         pg.mkColor(self.colors.readout_text))
+        self.header.setPalette(palette)
+        for label in (self.title_label, self.readout_label):
+            label.setPalette(palette)
 
     # -- keys ------------------------------------------------------------------------------
     def _key_left(self) -> None:
@@ -410,9 +434,6 @@ class ChartWidget(QtWidgets.QWidget):
 
     def _on_x_range(self, *args) -> None:
         self._refresh_frame()
-
-    def _frame_stale(self) -> bool:
-        return not self._frame.ends_at(self._n) and self.visible_range()[1] == self._n
 
     def _refresh_frame(self) -> None:
         """Recompute what is drawn for the current x range and width (O(pixels))."""
@@ -495,17 +516,22 @@ class ChartWidget(QtWidgets.QWidget):
         new = self._last_unit
         (_, _), (y0, y1) = self.price_view.viewRange()
         if self._autoscale and (new[0] < y0 or new[1] > y1):
-            self._apply_autoscale()
+            # Refit with extra room: a trending forming candle should not refit every tick.
+            lo, hi = self._frame.low_high()
+            pad = (hi - lo) * 2 * Y_PADDING or abs(hi) * 0.01 or 1.0
+            self.price_view.setYRange(lo - pad, hi + pad, padding=0)
+        vpx = pixel_size(self.volume_view)[1]
         if new[2] > self.volume_view.viewRange()[1][1]:
-            self._fit_volume()
+            self.volume_view.setYRange(0, new[2] * VOLUME_HEADROOM ** 2, padding=0)
         px, py = pixel_size(self.price_view)
         x = float(f.x[-1])
         half = f.unit_width / 2 + 2 * px
         lo = min(old[0], new[0]) - 3 * py
         hi = max(old[1], new[1]) + 3 * py
         self.candle_item.update(QtCore.QRectF(x - half, lo, 2 * half, hi - lo))
-        vol_top = max(old[2], new[2]) * 1.01 + pixel_size(self.volume_view)[1] * 3
-        self.volume_item.update(QtCore.QRectF(x - half, 0, 2 * half, vol_top))
+        vol_top = max(old[2], new[2]) + 3 * vpx
+        # From half a pixel above the baseline: the bar never paints the baseline row.
+        self.volume_item.update(QtCore.QRectF(x - half, vpx / 2, 2 * half, vol_top))
         self._update_cursor_items()
 
     def _update_last_price(self) -> None:
@@ -543,7 +569,6 @@ class ChartWidget(QtWidgets.QWidget):
         if not self._autoscale:
             notes.append("price axis pinned")
         self.title_label.setText(name + ("  ·  " + ", ".join(notes) if notes else ""))
-        self.title_label.adjustSize()
 
     def _readout_index(self) -> int | None:
         i = self._hover if self._hover is not None else self._cursor
@@ -554,7 +579,6 @@ class ChartWidget(QtWidgets.QWidget):
         text = "—" if i is None else format_readout(self._candles, i, self._decimals, self._utc)
         if text != self.readout_label.text():
             self.readout_label.setText(text)
-            self.readout_label.adjustSize()
 
     def _update_hover_tags(self) -> None:
         if self._hover is None or self._candles is None:

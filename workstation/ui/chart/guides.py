@@ -50,12 +50,15 @@ class CrosshairItem(_Guide):
         self.x: float | None = None
         self.y: float | None = None
         self.setZValue(20)
+        self.setVisible(False)
 
     def set_color(self, color: QtGui.QColor) -> None:
         self._pen.setColor(color)
         self.update()
 
     def set_position(self, x: float | None, y: float | None) -> None:
+        """Show the lines at ``x`` and ``y`` (``None``: no such line; both: hidden)."""
+        self.setVisible(x is not None or y is not None)
         if x != self.x:
             if self.x is not None:
                 self.update(self._strip_x(self.x, 0))

@@ -8,7 +8,8 @@ feature can redraw its own overlays with ``clear(group)`` and leave the others a
 Kept as numpy arrays sorted by time (rebuilt once after a change, not per frame); a frame draws
 only what lies in the visible range, and markers are thinned to one per pixel column, kind and
 colour, so 10,000 of them stay cheap at any zoom. Markers are sprites drawn with one
-``drawPixmapFragments`` call per kind and colour.
+``drawPixmapFragments`` call per kind and colour; segments one ``arrayToQPath`` path per
+colour and style.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pyqtgraph.Qt import QtCore, QtGui
 from pyqtgraph.Qt.internals import PrimitiveArray
 
 from ...market.candles import Candles
-from .axis import LineBatch, axis_font
+from .axis import axis_font
 from .candle_item import RectBatch, ViewSizedItem, device_scale
 
 DEFAULT_GROUP = "default"
@@ -154,7 +155,6 @@ class OverlayItem(ViewSizedItem):
         self._candles: Candles | None = None
         self._font = axis_font()
         self._metrics = QtGui.QFontMetricsF(self._font)
-        self._lines = LineBatch()
         self._rects = RectBatch()
         self._fragments = PrimitiveArray(QtGui.QPainter.PixmapFragment, 10)
         self._sprites: dict[tuple[bool, int], QtGui.QPixmap] = {}
@@ -263,8 +263,9 @@ class OverlayItem(ViewSizedItem):
                              QtCore.Qt.PenStyle.DashLine if cols["dashed"][first]
                              else QtCore.Qt.PenStyle.SolidLine)
             pen.setCosmetic(True)
-            p.setPen(pen)
-            self._lines.draw(p, xa[sel], ya[sel], xb[sel], yb[sel])
+            xs = np.column_stack((xa[sel], xb[sel])).ravel()
+            ys = np.column_stack((ya[sel], yb[sel])).ravel()
+            p.strokePath(pg.arrayToQPath(xs, ys, connect="pairs"), pen)
 
     def _paint_ghost(self, p, ghost: Ghost, sx, dx, sy, dy) -> None:
         x = float(self.x_of(np.array([ghost.ts]))[0])
@@ -371,15 +372,21 @@ class ChartOverlays:
         self.ranges = _Table("ts0")
         self.ghost: Ghost | None = None
         self.item = OverlayItem(self)
+        self.item.setVisible(False)
         self._handles = itertools.count(1)
 
     def _tables(self):
         return (self.markers, self.segments, self.labels, self.ranges)
 
+    def _changed(self) -> None:
+        """Repaint; an overlay layer with nothing to draw is hidden, so frames skip it."""
+        self.item.setVisible(self.ghost is not None or any(len(t) for t in self._tables()))
+        self.item.update()
+
     def _add(self, table: _Table, record) -> int:
         handle = next(self._handles)
         table.add(handle, record)
-        self.item.update()
+        self._changed()
         return handle
 
     def add_marker(self, ts: int, price: float, kind: str = "up", color=None,
@@ -412,18 +419,18 @@ class ChartOverlays:
     def set_ghost(self, ts: int, o: float, h: float, l: float, c: float, color) -> None:
         """Show one translucent candle at ``ts`` (typically the next candle's time)."""
         self.ghost = Ghost(int(ts), float(o), float(h), float(l), float(c), _color(color))
-        self.item.update()
+        self._changed()
 
     def clear_ghost(self) -> None:
         if self.ghost is not None:
             self.ghost = None
-            self.item.update()
+            self._changed()
 
     def remove(self, handle: int) -> bool:
         """Remove one overlay; False if the handle is unknown (already removed)."""
         for table in self._tables():
             if table.remove(handle):
-                self.item.update()
+                self._changed()
                 return True
         return False
 
@@ -435,7 +442,7 @@ class ChartOverlays:
             self.ghost = None
             removed += 1
         if removed:
-            self.item.update()
+            self._changed()
         return removed
 
     def count(self, group: str | None = None) -> int:

@@ -26,6 +26,8 @@ import numpy as np
 from ...market.candles import Candles
 
 _MIN_CAPACITY = 64
+FINENESS = 8
+"""``columns`` reads buckets at most 1/8 as wide as the ranges it aggregates."""
 
 
 class _Level:
@@ -33,16 +35,26 @@ class _Level:
 
     __slots__ = ("high", "low", "volume", "count")
 
-    def __init__(self, high: np.ndarray, low: np.ndarray, volume: np.ndarray):
-        count = len(high)
-        capacity = max(_MIN_CAPACITY, count + count // 4)
+    def __init__(self, capacity: int):
+        capacity = max(_MIN_CAPACITY, capacity)
         self.high = np.empty(capacity)
         self.low = np.empty(capacity)
         self.volume = np.empty(capacity)
-        self.high[:count] = high
-        self.low[:count] = low
-        self.volume[:count] = volume
-        self.count = count
+        self.count = 0
+
+    @classmethod
+    def pairs_of(cls, high: np.ndarray, low: np.ndarray, volume: np.ndarray) -> "_Level":
+        """The level above ``(high, low, volume)``: each bucket joins two neighbours."""
+        m, odd = divmod(len(high), 2)
+        count = m + odd
+        level = cls(count + count // 4)
+        np.maximum(high[0:2 * m:2], high[1:2 * m:2], out=level.high[:m])
+        np.minimum(low[0:2 * m:2], low[1:2 * m:2], out=level.low[:m])
+        np.add(volume[0:2 * m:2], volume[1:2 * m:2], out=level.volume[:m])
+        if odd:
+            level.high[m], level.low[m], level.volume[m] = high[-1], low[-1], volume[-1]
+        level.count = count
+        return level
 
     def set(self, i: int, high: float, low: float, volume: float) -> None:
         if i == self.count:
@@ -89,11 +101,11 @@ class CandlePyramid:
         self._levels: list[_Level] = []
         high, low, volume = c.high, c.low, c.volume
         while len(high) > 1:
-            starts = np.arange(0, len(high), 2)
-            high = np.maximum.reduceat(high, starts)
-            low = np.minimum.reduceat(low, starts)
-            volume = np.add.reduceat(volume, starts)
-            self._levels.append(_Level(high, low, volume))
+            level = _Level.pairs_of(high, low, volume)
+            self._levels.append(level)
+            high = level.high[:level.count]
+            low = level.low[:level.count]
+            volume = level.volume[:level.count]
 
     def sync(self) -> None:
         """Catch up with the candles: the last known candle may have changed and new ones may
@@ -124,9 +136,8 @@ class CandlePyramid:
             else:
                 h, lw, v = h_arr[j], l_arr[j], v_arr[j]
             if k == len(self._levels):
-                self._levels.append(_Level(np.array([h]), np.array([lw]), np.array([v])))
-            else:
-                self._levels[k].set(b, h, lw, v)
+                self._levels.append(_Level(1))
+            self._levels[k].set(b, h, lw, v)
             level = self._levels[k]
             h_arr, l_arr, v_arr = level.high, level.low, level.volume
             below_count = level.count
@@ -176,16 +187,17 @@ class CandlePyramid:
         """Aggregates of the candle ranges between consecutive ``edges`` (non-decreasing candle
         indices, clipped to ``[0, n]``).
 
-        The level is the coarsest whose bucket size fits in the narrowest non-empty range; each
-        edge is rounded to that level's bucket grid, so a range may start or end up to half a
-        bucket (less than one range) away from where it was asked. O(len(edges))."""
+        The level is the coarsest whose buckets fit ``FINENESS`` times in the narrowest
+        non-empty range; each edge is rounded to that level's bucket grid, so a range starts
+        or ends at most 1/(2 * FINENESS) of a range away from where it was asked.
+        O(len(edges) * FINENESS)."""
         n = self._n
         edges = np.clip(np.asarray(edges, dtype=np.int64), 0, n)
         widths = np.diff(edges)
         nonempty = widths[widths > 0]
         k = 0
         if nonempty.size:
-            k = min(int(np.log2(nonempty.min())), len(self._levels))
+            k = max(0, min(int(np.log2(nonempty.min() / FINENESS)), len(self._levels)))
         high_k, low_k, volume_k, count = self._arrays(k)
         if k:
             buckets = np.minimum((edges + (1 << (k - 1))) >> k, count)

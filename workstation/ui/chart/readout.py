@@ -13,17 +13,21 @@ from .ticks import format_time
 MAX_DECIMALS = 8
 
 
-def price_decimals(values: np.ndarray) -> int:
-    """The fewest decimals (up to 8) that write every one of ``values`` exactly."""
+def price_decimals(values: np.ndarray, significant: int = 7) -> int:
+    """Decimals to show prices like ``values``: the fewest that write them exactly, but no
+    more than ``significant`` digits in all (at least 2 decimals for such prices) and at
+    most 8."""
     v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v)]
+    v = v[np.isfinite(v) & (v != 0)]
     if not v.size:
         return 2
+    int_digits = math.floor(math.log10(float(np.median(np.abs(v))))) + 1
+    limit = min(MAX_DECIMALS, max(2, significant - int_digits))
     tol = 1e-9 * np.maximum(np.abs(v), 1.0)
-    for d in range(MAX_DECIMALS + 1):
+    for d in range(limit):
         if np.all(np.abs(np.round(v, d) - v) <= tol):
             return d
-    return MAX_DECIMALS
+    return limit
 
 
 def format_volume(v: float) -> str:

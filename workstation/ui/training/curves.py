@@ -7,7 +7,11 @@ Live: per-candle loss and the running candle and trend accuracy of matured predi
 against the candle count.
 
 A metric without data is left out of a curve and shown as "—" in the numbers; it is never
-drawn or written as 0. Curves redraw once per delivered batch of events, not per event.
+drawn or written as 0.
+
+Each plot is its own view, and new points reach the screen one plot per ``REDRAW_MS`` tick
+(only plots of the visible tab): repainting every plot at once costs 30-40 ms on a slow CPU,
+more while training competes for it, and would stall the GUI thread.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QGridLayout, QLabel, QTabWidget, QVBoxLayout, QWidget
 
+REDRAW_MS = 40
+AXIS_WIDTH, AXIS_HEIGHT = 52, 22  # px
 SMOOTHING = 0.8  # weight of the past in the smoothed training loss (debiased EMA)
 NO_DATA = "—"
 _COLORS = {"train": "#42a5f5", "smooth": "#1e88e5", "val": "#ff7043", "lr": "#ab47bc",
@@ -36,31 +42,32 @@ def pct(value: float | None) -> str:
 
 
 class Series:
-    """The points of one curve; ``None`` values are skipped, never drawn as 0."""
+    """The points of one curve of ``plot``; ``None`` values are skipped, never drawn as 0."""
 
-    def __init__(self, item: pg.PlotDataItem):
+    def __init__(self, plot: pg.PlotItem, item: pg.PlotDataItem):
+        self.plot = plot
         self.item = item
         self.x: list[float] = []
         self.y: list[float] = []
-        self._dirty = False
+        self.dirty = False
 
     def add(self, x: float, y: float | None) -> None:
         if y is None or not math.isfinite(y):
             return
         self.x.append(float(x))
         self.y.append(float(y))
-        self._dirty = True
+        self.dirty = True
 
     def clear(self) -> None:
         self.x.clear()
         self.y.clear()
         self.item.setData([], [])
-        self._dirty = False
+        self.dirty = False
 
     def redraw(self) -> None:
-        if self._dirty:
+        if self.dirty:
             self.item.setData(self.x, self.y)
-            self._dirty = False
+            self.dirty = False
 
     def __len__(self) -> int:
         return len(self.x)
@@ -80,6 +87,8 @@ class Baseline:
         plot.addItem(self.line, ignoreBounds=True)
 
     def set(self, value: float | None) -> None:
+        if value == self.value:
+            return
         self.value = value
         if value is None:
             self.line.setVisible(False)
@@ -89,19 +98,6 @@ class Baseline:
 
     def clear(self) -> None:
         self.set(None)
-
-
-def _plot(layout: pg.GraphicsLayoutWidget, row: int, col: int, title: str, units: str = "",
-          colspan: int = 1, log_y: bool = False) -> pg.PlotItem:
-    plot = layout.addPlot(row=row, col=col, colspan=colspan, title=title)
-    plot.showGrid(x=True, y=True, alpha=0.2)
-    plot.setClipToView(True)
-    plot.setDownsampling(auto=True, mode="peak")
-    if units:
-        plot.setLabel("left", units=units)
-    plot.setLogMode(y=log_y)
-    plot.addLegend(offset=(-4, 4), labelTextSize="8pt")
-    return plot
 
 
 class TrainingCurves(QWidget):
@@ -115,43 +111,67 @@ class TrainingCurves(QWidget):
         layout.addWidget(self.tabs)
         self.series: dict[str, Series] = {}
         self.baselines: dict[str, Baseline] = {}
+        self._plots: list[tuple[int, pg.PlotItem]] = []  # (tab, plot) in redraw order
+        self._next = 0
+        self._timer = QTimer(self)
+        self._timer.setInterval(REDRAW_MS)
+        self._timer.timeout.connect(self._redraw_one)
 
-        train = pg.GraphicsLayoutWidget()
-        self.loss_plot = _plot(train, 0, 0, "Loss", colspan=2)
+        train = self._tab("Training")
+        self.loss_plot = self._plot(train, 0, 0, "Loss", colspan=2)
         self._line(self.loss_plot, "loss_train", "train (per batch)", _COLORS["train"], 1,
                    alpha=90)
         self._line(self.loss_plot, "loss_smooth", "train (smoothed)", _COLORS["smooth"], 2)
         self._line(self.loss_plot, "loss_val", "validation", _COLORS["val"], 2, symbol="o")
-        self.candle_plot = _plot(train, 1, 0, "Candle accuracy", "%")
-        self.trend_plot = _plot(train, 1, 1, "Trend accuracy", "%")
+        self.candle_plot = self._plot(train, 1, 0, "Candle accuracy %")
+        self.trend_plot = self._plot(train, 1, 1, "Trend accuracy %")
         for head, plot in (("candle", self.candle_plot), ("trend", self.trend_plot)):
             self._line(plot, f"{head}_train", "train", _COLORS["train"], 1)
             self._line(plot, f"{head}_val", "validation", _COLORS["val"], 2, symbol="o")
             self.baselines[f"{head}_train"] = Baseline(plot, _COLORS["train"], "majority (train)")
             self.baselines[f"{head}_val"] = Baseline(plot, _COLORS["val"], "majority (val)")
-        self.lr_plot = _plot(train, 2, 0, "Learning rate")
+        self.lr_plot = self._plot(train, 2, 0, "Learning rate")
         self._line(self.lr_plot, "lr", "lr", _COLORS["lr"], 2)
-        self.rate_plot = _plot(train, 2, 1, "Samples/s")
+        self.rate_plot = self._plot(train, 2, 1, "Samples/s")
         self._line(self.rate_plot, "samples_per_s", "windows/s", _COLORS["rate"], 2)
-        for plot in (self.candle_plot, self.trend_plot, self.lr_plot, self.rate_plot):
-            plot.setXLink(self.loss_plot)
-        self.tabs.addTab(train, "Training")
 
-        live = pg.GraphicsLayoutWidget()
-        self.live_loss_plot = _plot(live, 0, 0, "Per-candle loss")
+        live = self._tab("Live")
+        self.live_loss_plot = self._plot(live, 0, 0, "Per-candle loss")
         self._line(self.live_loss_plot, "live_loss", "training step", _COLORS["live"], 1,
                    symbol="o")
-        self.live_acc_plot = _plot(live, 1, 0, "Live accuracy (matured predictions)", "%")
+        self.live_acc_plot = self._plot(live, 1, 0, "Live accuracy % (matured predictions)")
         self._line(self.live_acc_plot, "live_candle_acc", "candle", _COLORS["train"], 2)
         self._line(self.live_acc_plot, "live_trend_acc", "trend", _COLORS["trend"], 2)
         self.baselines["live_candle"] = Baseline(self.live_acc_plot, _COLORS["train"],
                                                  "majority (candle)")
         self.baselines["live_trend"] = Baseline(self.live_acc_plot, _COLORS["trend"],
                                                 "majority (trend)")
-        self.live_acc_plot.setXLink(self.live_loss_plot)
-        self.tabs.addTab(live, "Live")
+        self.tabs.currentChanged.connect(self.redraw)
         self._smooth: float | None = None
         self._smooth_n = 0
+
+    def _tab(self, title: str) -> QGridLayout:
+        page = QWidget()
+        grid = QGridLayout(page)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(2)
+        self.tabs.addTab(page, title)
+        return grid
+
+    def _plot(self, grid: QGridLayout, row: int, col: int, title: str,
+              colspan: int = 1) -> pg.PlotItem:
+        view = pg.PlotWidget(title=title)
+        grid.addWidget(view, row, col, 1, colspan)
+        plot = view.getPlotItem()
+        plot.showGrid(x=True, y=True, alpha=0.2)
+        plot.setClipToView(True)
+        plot.setDownsampling(auto=True, mode="peak")
+        # fixed axis sizes: new tick labels then repaint the plot, not re-layout it
+        plot.getAxis("left").setWidth(AXIS_WIDTH)
+        plot.getAxis("bottom").setHeight(AXIS_HEIGHT)
+        plot.addLegend(offset=(-4, 4), labelTextSize="8pt")
+        self._plots.append((self.tabs.count() - 1, plot))
+        return plot
 
     def _line(self, plot: pg.PlotItem, name: str, label: str, color: str, width: float,
               *, symbol: str | None = None, alpha: int = 255) -> None:
@@ -160,7 +180,7 @@ class TrainingCurves(QWidget):
         kwargs = {"symbol": symbol, "symbolSize": 5, "symbolBrush": color,
                   "symbolPen": None} if symbol else {}
         item = plot.plot([], [], pen=pg.mkPen(pen_color, width=width), name=label, **kwargs)
-        self.series[name] = Series(item)
+        self.series[name] = Series(plot, item)
 
     # -- training ----------------------------------------------------------------------------
     def reset(self) -> None:
@@ -172,7 +192,7 @@ class TrainingCurves(QWidget):
         self._smooth, self._smooth_n = None, 0
 
     def add_events(self, events) -> None:
-        """Add the training events of one delivery, then redraw once."""
+        """Add the training events of one delivery (drawn by the next ticks)."""
         s = self.series
         for event in events:
             kind = event.kind
@@ -216,6 +236,7 @@ class TrainingCurves(QWidget):
         s["live_trend_acc"].add(index, _percent(trend_acc))
         self.baselines["live_candle"].set(candle_baseline)
         self.baselines["live_trend"].set(trend_baseline)
+        self.redraw()
 
     def clear_live(self) -> None:
         for name in ("live_loss", "live_candle_acc", "live_trend_acc"):
@@ -223,9 +244,36 @@ class TrainingCurves(QWidget):
         self.baselines["live_candle"].clear()
         self.baselines["live_trend"].clear()
 
-    def redraw(self) -> None:
+    # -- drawing ------------------------------------------------------------------------------
+    def redraw(self, *_args) -> None:
+        """Show new points soon: one plot per tick, the visible tab only."""
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def redraw_now(self) -> None:
+        """Show every new point at once (all tabs)."""
+        self._timer.stop()
         for series in self.series.values():
             series.redraw()
+
+    def _dirty_plot(self) -> pg.PlotItem | None:
+        tab, n = self.tabs.currentIndex(), len(self._plots)
+        for k in range(n):
+            i = (self._next + k) % n
+            page, plot = self._plots[i]
+            if page == tab and any(s.dirty for s in self.series.values() if s.plot is plot):
+                self._next = (i + 1) % n
+                return plot
+        return None
+
+    def _redraw_one(self) -> None:
+        plot = self._dirty_plot()
+        if plot is None:
+            self._timer.stop()
+            return
+        for series in self.series.values():
+            if series.plot is plot:
+                series.redraw()
 
 
 def _percent(value: float | None) -> float | None:

@@ -2,8 +2,10 @@
 
 Importing torch takes seconds and the first CUDA call stalls its thread for 30-200 ms, so the
 window opens first and shows "preparing device" until ``DeviceWarmup.ready`` arrives. The
-warm-up also imports the training modules, so that nothing later imports torch on the GUI
-thread.
+warm-up also imports the training modules and takes one training step of a tiny model on the
+default device: the first AdamW imports ``torch._dynamo`` (about a second, with pauses of
+200 ms in which no other thread gets the GIL) and the first step picks kernels. Done here, at
+startup, none of that stalls the GUI while a run starts.
 """
 
 from __future__ import annotations
@@ -45,17 +47,36 @@ def list_devices() -> list[DeviceChoice]:
     return out
 
 
-def warm_up() -> list[DeviceChoice]:
-    """Import the training stack, list the devices and make the first CUDA device ready."""
+def training_step(device) -> None:
+    """One optimizer step of a tiny model on ``device``, the way the trainer takes it."""
     import torch
 
-    from ...ml import checkpoints, trainer  # noqa: F401 - imported here, off the GUI thread
+    from ...ml.device import prepare_thread, synchronize
+    from ...ml.model import TradingTransformer, preset_config
+
+    prepare_thread(device)
+    model = TradingTransformer(preset_config("tiny", seq_len=16)).to(device)
+    fused = {"fused": True} if device.type == "cuda" else {"foreach": True}
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, **fused)
+    x = torch.randn(2, 16, model.config.n_features, device=device)
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
+    with autocast:
+        out = model(x)
+    (out.candle_logits.float().square().mean() + out.return_mean.float().square().mean()
+     ).backward()
+    torch.nn.utils.clip_grad_norm_(list(model.parameters()), 1.0, foreach=True)
+    optimizer.step()
+    synchronize(device)
+
+
+def warm_up() -> list[DeviceChoice]:
+    """Import the training stack, list the devices and take a first step on the default one."""
+    import torch
+
+    from ...ml import checkpoints, online, trainer  # noqa: F401 - imported off the GUI thread
 
     devices = list_devices()
-    if devices[0].spec.startswith("cuda"):
-        device = torch.device(devices[0].spec)
-        torch.ones(1, device=device).add_(1)
-        torch.cuda.synchronize(device)
+    training_step(torch.device(devices[0].spec))
     return devices
 
 

@@ -3,7 +3,8 @@ progress back.
 
 - ``ThreadWorker``/``WorkerThread``: ``work()`` of a QObject runs on a dedicated QThread; the
   thread ends by itself when ``work()`` returns, and the worker moves back to the GUI thread
-  so that it can be dropped there safely.
+  so that it can be dropped there safely. Compute workers run at a lower priority (and so do
+  the torch threads they start), so that the GUI thread wins the CPU when it wakes up.
 - ``ProgressRelay``: a worker thread ``put``s items (training events, live predictions); the
   GUI thread receives them in batches through ``delivered(list)``, at most
   ``MAX_DELIVERIES_PER_S`` times a second and never later than one interval after they were
@@ -12,6 +13,9 @@ progress back.
 - ``TrainingWorker``: prepares data and model settings from a ``TrainingJob`` and runs one
   ``Trainer`` (which owns its model); stop with ``stop`` (a ``threading.Event``, checked
   within one batch). An error before the trainer starts ends as a ``Failed`` event as well.
+- ``LiveWorker``: builds an ``OnlineLearner`` on its thread (which then owns its models) and
+  hands it each newest closed-candle snapshot the GUI submits. Snapshots that arrive while a
+  step runs replace each other: the learner coalesces the candles it missed and says so.
 
 Slots that receive signals from a worker thread are QObject methods: PySide6 runs a lambda or
 plain function slot in the emitting thread.
@@ -20,11 +24,15 @@ plain function slot in the emitting thread.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
@@ -33,10 +41,25 @@ from ...market.candles import Candles
 
 log = logging.getLogger(__name__)
 MAX_DELIVERIES_PER_S = 20
+WORKER_NICE = 10  # Linux nice of compute threads: the GUI thread gets ~90 % of a contended core
+
+
+def lower_thread_priority() -> None:
+    """Make the calling thread (and the threads it creates from now on, such as torch's
+    intra-op pool) yield the CPU to the GUI thread. Linux: a per-thread nice value; elsewhere
+    ``QThread.setPriority`` does it."""
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
+        except OSError as exc:
+            log.debug("cannot lower the priority of the worker thread: %s", exc)
 
 
 class ThreadWorker(QObject):
-    """A QObject whose ``work()`` runs on a ``WorkerThread``; subclasses implement ``work``."""
+    """A QObject whose ``work()`` runs on a ``WorkerThread``; subclasses implement ``work``.
+    ``low_priority`` workers run at a lower CPU priority than the GUI."""
+
+    low_priority = True
 
     def work(self) -> None:
         raise NotImplementedError
@@ -44,6 +67,8 @@ class ThreadWorker(QObject):
     @Slot()
     def run(self) -> None:
         try:
+            if self.low_priority:
+                lower_thread_priority()
             self.work()
         finally:
             app = QCoreApplication.instance()
@@ -65,7 +90,8 @@ class WorkerThread:
         self.finished = self.thread.finished
 
     def start(self) -> None:
-        self.thread.start()
+        self.thread.start(QThread.LowPriority if self.worker.low_priority
+                          else QThread.InheritPriority)
 
     def is_running(self) -> bool:
         return self.thread.isRunning()
@@ -127,6 +153,29 @@ class ProgressRelay(QObject):
 
 
 @dataclass(frozen=True)
+class CandleSnapshot:
+    """Closed candles of a live series, as column views taken on the GUI thread and copied on
+    the worker. ``LiveData`` never writes those rows again (an update changes the forming
+    candle after them, an append writes after them, growing copies into new buffers), so the
+    views stay valid and unchanged without copying on the GUI thread."""
+
+    columns: tuple[np.ndarray, ...]
+    timeframe: object
+
+    @classmethod
+    def of(cls, candles: Candles, start: int = 0) -> "CandleSnapshot":
+        n = len(candles) if candles.last_closed else len(candles) - 1
+        start = min(max(0, int(start)), max(n, 0))
+        return cls(tuple(col[start:n] for col in candles.columns()), candles.timeframe)
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def candles(self) -> Candles:
+        return Candles.from_arrays(*self.columns, timeframe=self.timeframe, validate=False)
+
+
+@dataclass(frozen=True)
 class TrainingJob:
     """What to train: the panel's settings as plain values (the worker builds and checks the
     configurations, so the GUI thread never imports torch) and a copy of the closed candles.
@@ -135,7 +184,7 @@ class TrainingJob:
     settings come from the checkpoint; ``epochs`` is the new total)."""
 
     run_id: str
-    candles: Candles
+    candles: CandleSnapshot
     provenance: str
     symbol: str | None
     device: str
@@ -216,8 +265,9 @@ class TrainingWorker(ThreadWorker):
             train_config = TrainConfig(**job.train_overrides)
             feature_spec, target_spec = FeatureSpec(), TargetSpec()
         device = resolve_device(job.device)
-        actions = annotation_actions(job.annotations_db, job.symbol, job.candles)
-        data = TrainingData.from_candles(job.candles, actions=actions,
+        candles = job.candles.candles()
+        actions = annotation_actions(job.annotations_db, job.symbol, candles)
+        data = TrainingData.from_candles(candles, actions=actions,
                                          feature_spec=feature_spec, target_spec=target_spec)
         return Trainer(model_config, train_config, data, device, on_event=self.relay.put,
                        stop=self.stop, checkpoints=store, run_id=job.run_id,
@@ -226,3 +276,151 @@ class TrainingWorker(ThreadWorker):
 
 def _only(values: dict, *names: str) -> dict:
     return {k: v for k, v in values.items() if k in names and v is not None}
+
+
+# -- live mode -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LiveJob:
+    """Live inference, with per-candle training when ``train``. The model starts from the
+    latest checkpoint of ``source_run`` (its settings apply), or fresh from ``preset`` and
+    ``model_overrides`` when ``source_run`` is None (only with training). With training, the
+    learned model is saved as a new run of ``checkpoints_root`` when live mode ends."""
+
+    device: str
+    train: bool
+    checkpoints_root: Path
+    provenance: str
+    source_run: str | None = None
+    preset: str = "tiny"
+    model_overrides: dict = field(default_factory=dict)
+    lr: float = 1e-4
+
+
+@dataclass(frozen=True)
+class LiveReady:
+    """The learner is built: ``history`` closed candles before the newest unprocessed one
+    are all it needs to see."""
+
+    source_run: str | None
+    device: str
+    train: bool
+    history: int
+    seq_len: int
+    trend_horizon: int
+
+
+@dataclass(frozen=True)
+class LiveSaved:
+    """The per-candle-trained model was saved as run ``run_id``."""
+
+    run_id: str
+    path: str
+    steps: int
+
+
+@dataclass(frozen=True)
+class LiveEnded:
+    steps: int
+    predictions: int
+
+
+class LiveWorker(ThreadWorker):
+    """See the module docstring. ``submit`` and ``reset_series`` are called on the GUI thread;
+    ``processed_ts`` is the newest candle the learner has seen (None before the first)."""
+
+    def __init__(self, job: LiveJob, relay: ProgressRelay):
+        super().__init__()
+        self.job = job
+        self.relay = relay
+        self.stop = threading.Event()
+        self.processed_ts: int | None = None
+        self.outcome = None
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._snapshot: CandleSnapshot | None = None
+        self._reset = False
+        self.run_id: str | None = None
+
+    def submit(self, snapshot: CandleSnapshot) -> None:
+        """The newest closed candles; replaces a snapshot the worker has not taken yet."""
+        with self._lock:
+            self._snapshot = snapshot
+        self._wake.set()
+
+    def reset_series(self) -> None:
+        """The series on screen was replaced: forget the old one before the next snapshot."""
+        with self._lock:
+            self._reset = True
+            self._snapshot = None
+            self.processed_ts = None
+        self._wake.set()
+
+    def work(self) -> None:
+        from ...ml.events import Failed
+
+        learner, steps, predictions = None, 0, 0
+        try:
+            learner = self._build()
+            while not self.stop.is_set():
+                self._wake.wait(0.1)
+                with self._lock:
+                    self._wake.clear()
+                    snapshot, self._snapshot = self._snapshot, None
+                    reset, self._reset = self._reset, False
+                if reset:
+                    learner.reset()
+                if snapshot is None or not len(snapshot) or self.stop.is_set():
+                    continue
+                candles = snapshot.candles()
+                step = learner.on_closed_candle(candles)
+                if step.new_candles:
+                    self.processed_ts = step.ts
+                    steps += step.train is not None
+                    predictions += 1
+                    self.relay.put(step)
+            self._save(learner)
+            self.outcome = LiveEnded(steps, predictions)
+        except Exception as exc:  # noqa: BLE001 - every error ends live mode as failed
+            tb = "".join(traceback.format_exception(exc))
+            message = str(exc) if isinstance(exc, WorkstationError) else \
+                f"{type(exc).__name__}: {exc}"
+            log.error("live mode failed: %s\n%s", message, tb)
+            self.outcome = Failed(self.job.source_run or "live", message, tb,
+                                  learner.steps if learner is not None else 0, 0, None)
+        self.relay.put(self.outcome)
+
+    def _build(self):
+        from ...ml.checkpoints import CheckpointStore
+        from ...ml.device import describe, prepare_thread, resolve_device
+        from ...ml.model import preset_config
+        from ...ml.online import OnlineLearner
+
+        job = self.job
+        device = resolve_device(job.device)
+        prepare_thread(device)
+        if job.source_run is not None:
+            loaded = CheckpointStore(job.checkpoints_root).load(job.source_run)
+            learner = OnlineLearner(weights=loaded, device=device, train=job.train, lr=job.lr)
+        elif job.train:
+            learner = OnlineLearner(preset_config(job.preset, **job.model_overrides),
+                                    device=device, train=True, lr=job.lr)
+        else:
+            raise WorkstationError("live inference needs a trained model: train one first, "
+                                   "or use live inference with per-candle training")
+        history = (learner.config.seq_len + learner.feature_spec.warmup + learner.replay_window
+                   + learner.target_spec.horizon + 1)
+        self.relay.put(LiveReady(job.source_run, describe(device), job.train, history,
+                                 learner.config.seq_len, learner.target_spec.horizon))
+        return learner
+
+    def _save(self, learner) -> None:
+        if not self.job.train or not learner.steps:
+            return
+        from ...ml.checkpoints import CheckpointStore
+
+        store = CheckpointStore(self.job.checkpoints_root)
+        self.run_id = store.new_run_id()
+        path = learner.save(store, self.job.provenance, self.run_id)
+        log.info("per-candle trained model saved as run %s (%d steps)", self.run_id,
+                 learner.steps)
+        self.relay.put(LiveSaved(self.run_id, str(path), learner.steps))

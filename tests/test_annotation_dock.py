@@ -1,0 +1,202 @@
+"""The annotation list dock: columns, sorting, filtering, totals, jumping, files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
+
+from test_annotation_tools import Host, make_candles
+from workstation.annotations.model import Point, Region, Trade
+from workstation.annotations.store import AnnotationStore
+from workstation.market.csv_io import write_candles_csv
+from workstation.paths import app_paths
+from workstation.ui.annotations.list_model import (HOLDING, NOTES, PNL, TIME, TYPE,
+                                                   AnnotationFilter, AnnotationTableModel,
+                                                   Totals, format_duration)
+
+Key = QtCore.Qt.Key
+C = make_candles()
+
+
+def ts(i: int) -> int:
+    return int(C.ts[i])
+
+
+def trade(direction, i, j, entry, exit_, notes="", **kw):
+    return Trade(symbol="ETH/USDT", timeframe="1m", direction=direction, entry_ts=ts(i),
+                 entry_price=entry, exit_ts=ts(j), exit_price=exit_, notes=notes, **kw)
+
+
+SAMPLE = [
+    trade("long", 10, 70, 100.0, 102.0, "breakout retest"),   # +2.00 %, 1h
+    trade("short", 100, 105, 100.0, 101.0, "faded the spike"),  # -1.00 %, 5m
+    trade("long", 200, 230, 100.0, 100.5, tags=("scalp",)),    # +0.50 %, 30m
+    Region(symbol="ETH/USDT", timeframe="1m", start_ts=ts(120), end_ts=ts(180),
+           label="uptrend", notes="clean trend"),
+    Point(symbol="ETH/USDT", timeframe="1m", ts=ts(150), notes="CPI print"),
+]
+
+
+@pytest.fixture
+def candles_csv(tmp_path):
+    return write_candles_csv(C, tmp_path / "eth.csv")
+
+
+@pytest.fixture
+def host(qtbot, tmp_path, candles_csv):
+    home = tmp_path / "ws"
+    with AnnotationStore(app_paths(home).ensure().annotations_db) as store:
+        store.merge(SAMPLE)
+        store.add(Trade(symbol="BTC/USDT", timeframe="1m", direction="long", entry_ts=ts(10),
+                        entry_price=1.0, exit_ts=ts(20), exit_price=2.0))  # not listed
+    h = Host(qtbot, home)
+    h.open_csv(candles_csv)
+    yield h
+    h.close()
+
+
+def rows(view_model) -> list[list[str]]:
+    return [[view_model.index(r, c).data() for c in range(view_model.columnCount())]
+            for r in range(view_model.rowCount())]
+
+
+def test_the_list_shows_every_annotation_of_the_series_with_its_columns(host):
+    table = rows(host.layer.dock.proxy)
+    assert [r[TYPE] for r in table] == ["long", "short", "uptrend", "point", "long"]
+    first = table[0]
+    assert first[TIME] == "2023-11-14 00:10"
+    assert (first[PNL], first[HOLDING], first[NOTES]) == ("+2.00", "1h 00m", "breakout retest")
+    assert table[1][PNL] == "-1.00" and table[1][HOLDING] == "5m"
+    assert table[2][PNL] == "" and table[2][HOLDING] == "1h 00m"  # a region: its span
+    assert table[3][HOLDING] == "" and table[3][NOTES] == "CPI print"
+    assert host.layer.dock.totals.text() == (
+        "5 annotations · 3 trades · win rate 66.7% · mean P&L +0.50%")
+
+
+def test_sorting_by_a_header_keeps_the_selection(host, qtbot):
+    dock = host.layer.dock
+    dock.select(host.layer.annotations[SAMPLE[1].id])
+    header = dock.table.horizontalHeader()
+    header.setSortIndicator(PNL, QtCore.Qt.SortOrder.DescendingOrder)
+    assert [r[PNL] for r in rows(dock.proxy)][:3] == ["+2.00", "+0.50", "-1.00"]
+    assert dock.current().id == SAMPLE[1].id
+    header.setSortIndicator(NOTES, QtCore.Qt.SortOrder.AscendingOrder)
+    assert [r[NOTES] for r in rows(dock.proxy)] == ["", "breakout retest", "clean trend",
+                                                     "CPI print", "faded the spike"]
+    # A new annotation goes to its sorted place.
+    host.layer.store.add(trade("short", 300, 310, 100.0, 99.0, "another"))
+    assert [r[NOTES] for r in rows(dock.proxy)][1:3] == ["another", "breakout retest"]
+
+
+def test_filters_by_kind_and_words_and_totals_follow(host, qtbot):
+    dock = host.layer.dock
+    dock.kind.setCurrentText("Long")
+    assert [r[TYPE] for r in rows(dock.proxy)] == ["long", "long"]
+    qtbot.waitUntil(lambda: dock.totals.text() ==
+                    "2 annotations · 2 trades · win rate 100.0% · mean P&L +1.25%")
+    dock.kind.setCurrentText("All")
+    QTest.keyClicks(dock.filter, "SPIKE faded")
+    assert [r[NOTES] for r in rows(dock.proxy)] == ["faded the spike"]
+    dock.filter.clear()
+    QTest.keyClicks(dock.filter, "scalp")  # tags are searched too
+    assert [r[PNL] for r in rows(dock.proxy)] == ["+0.50"]
+    dock.filter.clear()
+    dock.kind.setCurrentText("Regions")
+    assert [r[TYPE] for r in rows(dock.proxy)] == ["uptrend"]
+    qtbot.waitUntil(lambda: dock.totals.text() ==
+                    "1 annotation · 0 trades · win rate — · mean P&L —")
+
+
+def test_enter_or_double_click_on_a_row_moves_the_chart_there(host, qtbot):
+    dock = host.layer.dock
+    table = dock.table
+    table.setFocus()
+    dock.select(host.layer.annotations[SAMPLE[3].id])
+    QTest.keyClick(table, Key.Key_Return)
+    assert host.chart.cursor_index == 120
+    assert host.chart.view.hasFocus()
+    lo, hi = host.chart.visible_range()
+    assert lo <= 120 < hi
+    point_row = dock.proxy.mapFromSource(host.layer.model.index(
+        host.layer.model.row_of(SAMPLE[4].id), 0))
+    rect = table.visualRect(point_row)
+    QTest.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=rect.center())
+    assert host.chart.cursor_index == 120  # a single click selects, nothing more
+    QTest.mouseDClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton,
+                      pos=rect.center())
+    assert host.chart.cursor_index == 150
+    assert host.layer.item.selected.id == SAMPLE[4].id
+
+
+def test_a_bad_import_file_imports_nothing_and_names_the_record_and_field(host, tmp_path,
+                                                                           qtbot):
+    from workstation.annotations.io import to_json_record
+
+    good = to_json_record(trade("long", 300, 320, 100.0, 101.0))
+    bad = to_json_record(trade("short", 330, 340, 100.0, 99.0))
+    bad["exit_price"] = -5
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"version": 1, "annotations": [good, bad]}))
+    before = len(host.layer.store)
+    host.layer.import_file(path)
+    box = host.window.findChild(QtWidgets.QMessageBox, "annotationFileError")
+    assert box.isVisible() and "Nothing was imported from bad.json" in box.text()
+    assert "Record: 2 in the file" in box.informativeText()
+    assert "Field: exit_price" in box.informativeText()
+    assert "annotations[1]" in box.informativeText()
+    assert len(host.layer.store) == before and host.layer.model.rowCount() == 5
+    box.accept()
+
+
+def test_export_then_import_into_a_fresh_data_dir_brings_everything_back(host, qtbot,
+                                                                         tmp_path,
+                                                                         candles_csv):
+    json_path, csv_path = tmp_path / "all.json", tmp_path / "trades.csv"
+    host.layer.export_file(json_path)
+    assert host.layer.last_message.startswith("Exported 6 annotations")  # every series
+    host.layer.export_file(csv_path)
+    assert "2 regions and points left out" in host.layer.last_message
+    fresh = Host(qtbot, tmp_path / "fresh")
+    fresh.open_csv(candles_csv)
+    assert fresh.layer.model.rowCount() == 0
+    fresh.layer.import_file(json_path)
+    assert sorted(a.id for a in fresh.layer.model.annotations()) == sorted(a.id for a in SAMPLE)
+    fresh.layer.import_file(json_path)  # again: nothing new
+    assert "0 added" in fresh.layer.last_message and fresh.layer.model.rowCount() == 5
+    fresh.close()
+
+
+def test_a_csv_without_symbol_and_timeframe_gets_the_charts(host, tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text("direction,entry_ts,entry_price,exit_ts,exit_price,notes\n"
+                    f"short,{ts(250)},100,{ts(260)},95,from my spreadsheet\n")
+    host.layer.import_file(path)
+    (imported,) = [a for a in host.layer.model.annotations() if a.notes == "from my spreadsheet"]
+    assert (imported.symbol, imported.timeframe, round(imported.pnl_pct, 2)) == (
+        "ETH/USDT", "1m", 5.0)
+    assert len(host.layer.item.trades) == 4
+
+
+def test_totals_and_formats():
+    assert Totals.of([]).text() == "0 annotations · 0 trades · win rate — · mean P&L —"
+    assert Totals.of(SAMPLE[:3]).win_rate == pytest.approx(2 / 3)
+    assert [format_duration(ms) for ms in (5_000, 720_000, 11_100_000, 187_200_000)] == [
+        "5s", "12m", "3h 05m", "2d 04h"]
+
+
+def test_the_model_and_filter_stand_alone(qtbot):
+    model = AnnotationTableModel()
+    proxy = AnnotationFilter()
+    proxy.setSourceModel(model)
+    model.set_annotations(SAMPLE)
+    model.sort(TYPE, QtCore.Qt.SortOrder.DescendingOrder)
+    assert [r[TYPE] for r in rows(model)] == ["uptrend", "short", "point", "long", "long"]
+    proxy.set_kind("Trades")
+    assert proxy.rowCount() == 3
+    model.remove(SAMPLE[0].id)
+    assert proxy.rowCount() == 2 and model.row_of(SAMPLE[0].id) == -1
+    with pytest.raises(ValueError, match="unknown kind"):
+        proxy.set_kind("Trade")

@@ -1,0 +1,429 @@
+"""Annotating with the keyboard (and the mouse) on a real chart, store and window."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6.QtTest import QTest
+
+from workstation.annotations.model import Direction, Region, Trade
+from workstation.annotations.store import AnnotationStore
+from workstation.market.candles import Candles
+from workstation.market.csv_io import write_candles_csv
+from workstation.market.series import SeriesKey
+from workstation.paths import app_paths
+from workstation.ui import shortcuts
+from workstation.ui.annotations.dock import AnnotationLayer, annotation_symbol
+from workstation.ui.annotations.drawing import PENDING_GROUP
+from workstation.ui.chart import ChartWidget
+from workstation.ui.live_data import LiveData
+
+Key = QtCore.Qt.Key
+SHIFT = QtCore.Qt.KeyboardModifier.ShiftModifier
+CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
+N = 400
+T0 = 1_699_920_000_000
+SERIES = ("ETH/USDT", "1m")
+
+
+def make_candles(n: int = N) -> Candles:
+    i = np.arange(n)
+    close = np.round(100 + 10 * np.sin(i / 25), 2)
+    open_ = np.concatenate(([close[0]], close[:-1]))
+    ts = T0 + i.astype(np.int64) * 60_000
+    return Candles.from_arrays(ts, open_, np.maximum(open_, close) + 0.2,
+                               np.minimum(open_, close) - 0.2, close, np.full(n, 5.0), "1m")
+
+
+class Host:
+    """The part of the main window annotations live in: live data, the chart in the middle,
+    the annotation layer and its dock, wired in the main window's order (the layer first,
+    then the window's own reset handler that hands the candles to the chart)."""
+
+    def __init__(self, qtbot, home):
+        self.qtbot = qtbot
+        self.paths = app_paths(home).ensure()
+        self.window = QtWidgets.QMainWindow()
+        self.live = LiveData(self.paths.candle_cache, self.window)
+        self.chart = ChartWidget(self.window)
+        self.window.setCentralWidget(self.chart)
+        self.window.statusBar().showMessage("Ready")
+        self.layer = AnnotationLayer(self.paths, self.live, self.chart, self.window)
+        self.window.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.layer.dock)
+        menu = self.window.menuBar().addMenu("&Annotate")
+        for action in self.layer.actions.values():
+            menu.addAction(action)
+        self.live.candles_changed.connect(self._candles_changed)
+        qtbot.addWidget(self.window)
+        self.window.resize(1400, 800)
+        self.window.show()
+        qtbot.waitExposed(self.window)
+
+    def _candles_changed(self, kind: str) -> None:
+        if kind == "reset":
+            self.chart.set_candles(self.live.candles, self.live.key)
+        else:
+            self.chart.candles_changed(kind)
+
+    def open_csv(self, path, symbol: str = SERIES[0]) -> None:
+        asyncio.run(self.live.open(f"csv:{path}", symbol, SERIES[1]))
+        self.qtbot.waitUntil(lambda: self.layer.series == (symbol, SERIES[1])
+                             and self.chart.candles is self.live.candles)
+        self.focus_chart()
+
+    def focus_chart(self) -> None:
+        self.window.activateWindow()
+        self.chart.view.setFocus()
+        self.qtbot.waitUntil(lambda: self.chart.view.hasFocus())
+
+    def press(self, key, modifier=QtCore.Qt.KeyboardModifier.NoModifier, times: int = 1):
+        for _ in range(times):
+            QTest.keyClick(self.chart.view, key, modifier)
+
+    def cursor_to(self, index: int) -> None:
+        """With keys only: Home, then Shift+Right (10) and Right (1)."""
+        self.press(Key.Key_Home)
+        self.press(Key.Key_Right, SHIFT, times=index // 10)
+        self.press(Key.Key_Right, times=index % 10)
+        assert self.chart.cursor_index == index
+
+    def close(self) -> None:
+        self.layer.close()
+        self.window.close()
+
+
+@pytest.fixture
+def candles_csv(tmp_path):
+    return write_candles_csv(make_candles(), tmp_path / "eth.csv")
+
+
+@pytest.fixture
+def host(qtbot, tmp_path, candles_csv):
+    h = Host(qtbot, tmp_path / "ws")
+    h.open_csv(candles_csv)
+    yield h
+    h.close()
+
+
+def trade_fields(t: Trade):
+    return (t.symbol, t.timeframe, t.direction, t.entry_ts, t.entry_price, t.exit_ts,
+            t.exit_price)
+
+
+def expected_trade(direction, i, j, candles=None):
+    c = candles or make_candles()
+    return ("ETH/USDT", "1m", Direction(direction), int(c.ts[i]), float(c.close[i]),
+            int(c.ts[j]), float(c.close[j]))
+
+
+def region_fields(r: Region):
+    return (r.symbol, r.timeframe, r.label, r.start_ts, r.end_ts)
+
+
+def test_keyboard_only_trades_regions_undo_redo_survive_a_restart(qtbot, tmp_path, candles_csv):
+    host = Host(qtbot, tmp_path / "ws")
+    host.open_csv(candles_csv)
+    c = make_candles()
+    # Three trades: L ... X, S ... Return, L ... keypad Enter.
+    host.cursor_to(20)
+    host.press(Key.Key_L)
+    host.press(Key.Key_Right, SHIFT, times=3)
+    host.press(Key.Key_X)
+    host.press(Key.Key_Right, SHIFT)
+    host.press(Key.Key_S)
+    host.press(Key.Key_Right, SHIFT, times=2)
+    host.press(Key.Key_Return)
+    host.press(Key.Key_Right, SHIFT)
+    host.press(Key.Key_L)
+    host.press(Key.Key_Right, SHIFT, times=2)
+    host.press(Key.Key_Enter)
+    # An entry cancelled with Esc leaves nothing behind.
+    host.press(Key.Key_Right, SHIFT)
+    host.press(Key.Key_S)
+    assert host.layer.tools.pending is not None
+    host.press(Key.Key_Escape)
+    assert host.layer.tools.pending is None
+    # Two regions: M ... 1 forwards, M ... 2 backwards.
+    host.press(Key.Key_Right, SHIFT)
+    host.press(Key.Key_M)
+    host.press(Key.Key_Right, SHIFT, times=4)
+    host.press(Key.Key_1)
+    host.press(Key.Key_Right, SHIFT, times=3)
+    host.press(Key.Key_M)
+    host.press(Key.Key_Left, SHIFT, times=2)
+    host.press(Key.Key_2)
+    assert host.chart.cursor_index == 180
+
+    trades = [expected_trade("long", 20, 50), expected_trade("short", 60, 80),
+              expected_trade("long", 90, 110)]
+    up = ("ETH/USDT", "1m", "uptrend", int(c.ts[130]), int(c.ts[170]))
+    down = ("ETH/USDT", "1m", "downtrend", int(c.ts[180]), int(c.ts[200]))
+    with AnnotationStore(host.paths.annotations_db) as other:  # what another process sees
+        found = other.list()
+    assert sorted(trade_fields(a) for a in found if isinstance(a, Trade)) == sorted(trades)
+    assert sorted(region_fields(a) for a in found if isinstance(a, Region)) == sorted([up, down])
+    assert host.layer.model.rowCount() == 5
+
+    host.press(Key.Key_Z, CTRL, times=2)
+    assert host.layer.model.rowCount() == 3
+    host.press(Key.Key_Z, CTRL | SHIFT)
+    assert host.layer.model.rowCount() == 4
+    assert host.layer.actions["annotate.undo"].text() == "Undo add uptrend region"
+    host.close()
+
+    again = Host(qtbot, tmp_path / "ws")
+    again.open_csv(candles_csv)
+    shown = again.layer.model.annotations()
+    assert sorted(trade_fields(a) for a in shown if isinstance(a, Trade)) == sorted(trades)
+    assert [region_fields(a) for a in shown if isinstance(a, Region)] == [up]
+    assert len(again.layer.item.trades) == 3 and len(again.layer.item.regions) == 1
+    assert not again.layer.undo_stack.canUndo()  # a new session starts a new history
+    qtbot.waitUntil(lambda: again.layer.dock.totals.text().startswith("4 annotations · 3 trades"))
+    again.close()
+
+
+def test_closing_needs_an_entry_and_a_later_candle_and_no_overlap(host):
+    store_rows = lambda: host.layer.model.rowCount()  # noqa: E731
+    host.cursor_to(40)
+    host.press(Key.Key_X)
+    assert "press L" in host.layer.last_message and store_rows() == 0
+    host.press(Key.Key_L)
+    host.press(Key.Key_Left, times=3)
+    host.press(Key.Key_X)
+    assert "after the entry" in host.layer.last_message and store_rows() == 0
+    assert host.layer.tools.pending is not None  # still open: a refused close keeps it
+    host.press(Key.Key_Right, SHIFT, times=2)
+    host.press(Key.Key_X)
+    assert store_rows() == 1
+    # A trade that would be open at the same time as another one is refused.
+    host.cursor_to(30)
+    host.press(Key.Key_S)
+    host.press(Key.Key_Right, SHIFT, times=2)
+    host.press(Key.Key_X)
+    assert "overlap" in host.layer.last_message and store_rows() == 1
+    host.press(Key.Key_Escape)
+    host.cursor_to(45)
+    host.press(Key.Key_S)
+    assert "inside a long trade" in host.layer.last_message
+    assert host.layer.tools.pending is None
+    # A reversal on the exit candle is fine.
+    host.cursor_to(57)
+    host.press(Key.Key_S)
+    host.press(Key.Key_Right, times=5)
+    host.press(Key.Key_X)
+    assert store_rows() == 2
+    host.press(Key.Key_1)
+    assert "No mark" in host.layer.last_message and store_rows() == 2
+
+
+def test_a_pending_entry_and_the_mark_are_drawn_until_closed_or_cancelled(host):
+    overlays = host.chart.overlays
+    host.cursor_to(100)
+    host.press(Key.Key_S)
+    assert overlays.count(PENDING_GROUP) == 1
+    marker = next(iter(overlays.markers.records.values()))
+    assert marker.text == "SHORT" and marker.price == float(make_candles().close[100])
+    host.press(Key.Key_Right, times=4)
+    assert overlays.count(PENDING_GROUP) == 3  # marker, dashed line to the cursor, P&L label
+    label = next(iter(overlays.labels.records.values()))
+    c = make_candles()
+    pnl = (c.close[104] - c.close[100]) / c.close[100] * -100
+    assert label.text == f"{pnl:+.2f}% if closed here"
+    host.press(Key.Key_Escape)
+    assert overlays.count(PENDING_GROUP) == 0
+    host.press(Key.Key_M)
+    host.press(Key.Key_Right, times=3)
+    assert len(overlays.ranges) == 1
+    host.press(Key.Key_3)
+    assert overlays.count(PENDING_GROUP) == 0
+    assert [a.label for a in host.layer.model.annotations()] == ["range"]
+
+
+def test_delete_under_the_cursor_and_undo_bring_back_the_same_record(host):
+    host.cursor_to(10)
+    host.press(Key.Key_L)
+    host.cursor_to(30)
+    host.press(Key.Key_X)
+    host.cursor_to(20)
+    host.press(Key.Key_M)
+    host.cursor_to(25)
+    host.press(Key.Key_2)
+    (trade,) = [a for a in host.layer.model.annotations() if isinstance(a, Trade)]
+    host.cursor_to(22)  # inside both: the shorter one (the region) goes first
+    host.press(Key.Key_Delete)
+    assert [type(a) for a in host.layer.model.annotations()] == [Trade]
+    host.press(Key.Key_Delete)
+    assert host.layer.model.rowCount() == 0 and len(host.layer.item) == 0
+    host.press(Key.Key_Delete)
+    assert host.layer.last_message == "No annotation on the cursor candle"
+    host.press(Key.Key_Z, CTRL)
+    assert host.layer.store.get(trade.id) == trade  # same id, times and values
+    assert len(host.layer.item.trades) == 1
+
+
+def test_next_and_previous_jump_between_annotations_and_select_them(host):
+    for i, j in ((50, 60), (200, 210)):
+        host.cursor_to(i)
+        host.press(Key.Key_L)
+        host.cursor_to(j)
+        host.press(Key.Key_X)
+    host.cursor_to(120)
+    host.press(Key.Key_M)
+    host.cursor_to(130)
+    host.press(Key.Key_1)
+    host.press(Key.Key_Home)
+    stops = []
+    for _ in range(4):
+        host.press(Key.Key_N)
+        stops.append(host.chart.cursor_index)
+    assert stops == [50, 120, 200, 200]
+    assert host.layer.last_message == "No annotation after the cursor"
+    host.press(Key.Key_P)
+    assert host.chart.cursor_index == 120
+    assert host.layer.dock.current().label == "uptrend"
+    assert host.layer.item.selected.label == "uptrend"
+
+
+def test_e_edits_the_notes_in_a_dialog_and_undo_restores_them(host, qtbot):
+    host.cursor_to(70)
+    host.press(Key.Key_S)
+    host.cursor_to(75)
+    host.press(Key.Key_X)
+    host.cursor_to(72)
+
+    def fill_in():
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        assert isinstance(dialog, QtWidgets.QInputDialog)
+        assert "short trade" in dialog.labelText()
+        dialog.setTextValue("faded the spike\nsecond line")
+        dialog.accept()
+
+    QtCore.QTimer.singleShot(0, fill_in)
+    host.press(Key.Key_E)
+    (trade,) = host.layer.model.annotations()
+    assert trade.notes == "faded the spike\nsecond line"
+    assert host.layer.store.get(trade.id).notes == trade.notes
+    index = host.layer.model.index(0, 4)
+    assert index.data() == "faded the spike second line"
+    host.focus_chart()
+    host.press(Key.Key_Z, CTRL)
+    assert host.layer.store.get(trade.id).notes == ""
+
+
+def _click_candle(host, index: int) -> None:
+    c = host.chart.candles
+    scene = host.chart.price_view.mapViewToScene(QtCore.QPointF(index, float(c.close[index])))
+    pos = host.chart.view.mapFromScene(scene)
+    viewport = host.chart.view.viewport()
+    QTest.mouseMove(viewport, pos)
+    QTest.mouseClick(viewport, QtCore.Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_clicks_annotate_only_when_click_mode_is_on_and_it_is_remembered(host, qtbot,
+                                                                          tmp_path):
+    click_mode = host.layer.actions["annotate.click_mode"]
+    assert click_mode.isCheckable() and not click_mode.isChecked()
+    host.chart.set_cursor(host.chart.visible_range()[0] + 5)
+    i0 = host.chart.visible_range()[0]
+    _click_candle(host, i0 + 10)
+    assert host.chart.cursor_index == i0 + 10  # the click moved the cursor...
+    _click_candle(host, i0 + 20)
+    assert host.layer.model.rowCount() == 0  # ...and made nothing
+    click_mode.trigger()
+    host.press(Key.Key_S)  # S chooses the direction (and opens at the cursor)
+    host.press(Key.Key_Escape)
+    _click_candle(host, i0 + 10)
+    assert host.layer.tools.pending is not None
+    _click_candle(host, i0 + 30)
+    (trade,) = host.layer.model.annotations()
+    assert trade_fields(trade) == expected_trade("short", i0 + 10, i0 + 30)
+    host.close()
+    again = Host(qtbot, tmp_path / "ws")
+    assert again.layer.actions["annotate.click_mode"].isChecked()
+    again.close()
+
+
+def test_every_annotation_key_is_in_the_registry_menus_tooltips_and_palette(host):
+    from workstation.ui.help import CommandPalette
+
+    sheet = dict(shortcuts.cheat_sheet())
+    annotate = dict((text, keys) for keys, text in sheet["Annotate"])
+    assert annotate["Open long at cursor"] == "L"
+    assert annotate["Close trade at cursor"].startswith("X / Return")
+    assert annotate["Label mark…cursor as downtrend"] == "2"
+    assert annotate["Delete annotation under cursor"].startswith("Del")
+    assert annotate["Undo"] == QtGui.QKeySequence("Ctrl+Z").toString(
+        QtGui.QKeySequence.SequenceFormat.NativeText)
+    assert ("?", "Keyboard shortcuts") in sheet["Help"]
+    assert shortcuts.command("help.palette").keys == ("Ctrl+K",)
+    actions = host.layer.actions
+    for command_id in ("annotate.long", "annotate.short", "annotate.mark", "annotate.next"):
+        key = shortcuts.command(command_id).keys[0]
+        assert actions[command_id].shortcut().toString() == key
+        assert actions[command_id].toolTip().endswith(f"({key})")
+    assert actions["annotate.redo"].shortcuts()[0].toString() == "Ctrl+Shift+Z"
+    assert [a.text() for a in host.layer.file_actions()] == ["Export annotations…",
+                                                            "Import annotations…"]
+    palette = CommandPalette(host.window)
+    listed = {a.text(): a.shortcut().toString() for a in palette.actions_listed()}
+    assert listed["Open short at cursor"] == "S"
+    assert listed["Cursor to previous candle"] == "Left"  # the chart's, in the same palette
+
+
+def test_annotations_are_drawn_where_they_are_and_only_for_this_series(host, qtbot):
+    chart = host.chart
+    c = chart.candles
+
+    def grab() -> QtGui.QImage:
+        qtbot.wait(10)
+        return chart.view.viewport().grab().toImage()
+
+    def changed_near_entry(a: QtGui.QImage, b: QtGui.QImage) -> int:
+        scene = chart.price_view.mapViewToScene(QtCore.QPointF(N - 40, float(c.close[N - 40])))
+        at = chart.view.mapFromScene(scene)  # the entry ▲ sits just under the entry price
+        return sum(a.pixel(at.x() + dx, at.y() + dy) != b.pixel(at.x() + dx, at.y() + dy)
+                   for dx in range(-5, 6) for dy in range(1, 13))
+
+    chart.set_cursor(N - 10)
+    before = grab()
+    chart.set_cursor(N - 40)
+    host.press(Key.Key_L)
+    chart.set_cursor(N - 10)
+    host.press(Key.Key_X)
+    assert changed_near_entry(before, grab()) > 20
+    # Another symbol's trade at the same time is not drawn on this chart, nor listed.
+    other = Trade(symbol="BTC/USDT", timeframe="1m", direction="long",
+                  entry_ts=int(c.ts[N - 40]), entry_price=float(c.close[N - 40]),
+                  exit_ts=int(c.ts[N - 10]), exit_price=float(c.close[N - 10]))
+    host.layer.store.add(other)
+    assert len(host.layer.item.trades) == 1 and host.layer.model.rowCount() == 1
+    host.press(Key.Key_Z, CTRL)
+    after_undo = grab()
+    assert changed_near_entry(before, after_undo) == 0
+    assert after_undo == before
+
+
+def test_demo_series_annotations_are_kept_apart_from_the_real_market():
+    assert annotation_symbol(SeriesKey("demo", "ETH/USDT", "1m")) == "DEMO:ETH/USDT"
+    assert annotation_symbol(SeriesKey("demo", "DEMO/USDT", "1m")) == "DEMO/USDT"
+    assert annotation_symbol(SeriesKey("binance", "ETH/USDT", "1m")) == "ETH/USDT"
+
+
+def test_another_series_reloads_and_forgets_the_pending_entry_and_history(host, tmp_path):
+    host.cursor_to(10)
+    host.press(Key.Key_L)
+    host.cursor_to(20)
+    host.press(Key.Key_X)
+    host.press(Key.Key_S)
+    other_csv = write_candles_csv(make_candles(), tmp_path / "btc.csv")
+    host.open_csv(other_csv, symbol="BTC/USDT")
+    assert host.layer.model.rowCount() == 0 and len(host.layer.item) == 0
+    assert host.layer.tools.pending is None and not host.layer.undo_stack.canUndo()
+    assert host.chart.overlays.count(PENDING_GROUP) == 0
+    host.press(Key.Key_L)
+    host.press(Key.Key_Left, times=5)
+    host.press(Key.Key_X)
+    assert "after the entry" in host.layer.last_message

@@ -1,0 +1,397 @@
+"""The live chart: what it draws is checked against the data, pixel by pixel where it matters.
+
+Real widgets, offscreen: candles and readout, the forming candle, appends at and away from the
+live edge, series switches, overlays, and a 1M-candle grab whose colours are predicted from the
+candles themselves (per-pixel-column aggregates from the min/max pyramid).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6 import QtCore
+from PySide6.QtTest import QTest
+
+from workstation.market.candles import Candles
+from workstation.market.series import SeriesKey
+from workstation.ui.chart import ChartColors, ChartWidget
+from workstation.ui.chart.pyramid import CandlePyramid
+from workstation.ui.chart.readout import price_decimals
+from workstation.ui.chart.ticks import price_ticks, time_ticks
+from workstation.ui.chart.visible import CANDLE_MIN_PX, visible_candles
+
+T0 = 1_699_920_000_000  # 2023-11-14 00:00 UTC: on every timeframe's grid
+COLORS = ChartColors()
+UP = pg.mkColor(COLORS.up)
+DOWN = pg.mkColor(COLORS.down)
+
+
+def make_candles(n: int, timeframe_ms: int = 60_000, seed: int = 0, tf: str = "1m") -> Candles:
+    """A random walk with two-decimal prices and every direction present."""
+    rng = np.random.default_rng(seed)
+    steps = np.round(rng.normal(0, 0.5, n), 2)
+    close = np.round(100 + np.cumsum(steps), 2)
+    close = np.maximum(close, 5.0)
+    open_ = np.round(np.concatenate(([100.0], close[:-1])), 2)
+    high = np.round(np.maximum(open_, close) + np.round(rng.uniform(0.01, 0.4, n), 2), 2)
+    low = np.round(np.minimum(open_, close) - np.round(rng.uniform(0.01, 0.4, n), 2), 2)
+    volume = np.round(rng.uniform(1, 100, n), 3)
+    ts = T0 + np.arange(n, dtype=np.int64) * timeframe_ms
+    return Candles.from_arrays(ts, open_, high, low, close, volume, timeframe=tf)
+
+
+@pytest.fixture
+def chart(qtbot):
+    widget = ChartWidget()
+    qtbot.addWidget(widget)
+    widget.resize(1200, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def settle(qtbot):
+    qtbot.wait(1)
+    QtCore.QCoreApplication.processEvents()
+
+
+def to_widget(chart: ChartWidget, x: float, price: float, view=None) -> tuple[float, float]:
+    """Widget pixel coordinates (float) of data point ``(x, price)``."""
+    view = view or chart.price_view
+    scene = view.mapViewToScene(QtCore.QPointF(x, price))
+    origin = chart.view.viewport().mapTo(chart, QtCore.QPoint(0, 0))
+    return scene.x() + origin.x(), scene.y() + origin.y()
+
+
+def column_of(chart: ChartWidget, x: float) -> int:
+    return math.floor(to_widget(chart, x, 0.0)[0])
+
+
+def row_of(chart: ChartWidget, price: float) -> int:
+    return round(to_widget(chart, 0.0, price)[1])
+
+
+def expected_readout_values(c: Candles, i: int) -> list[str]:
+    d = price_decimals(np.concatenate((c.open, c.high, c.low, c.close)))
+    pct = (c.close[i] - (c.close[i - 1] if i else c.open[i])) / (c.close[i - 1] if i else c.open[i])
+    sign = "+" if pct >= 0 else "−"
+    return [f"O {c.open[i]:.{d}f}", f"H {c.high[i]:.{d}f}", f"L {c.low[i]:.{d}f}",
+            f"C {c.close[i]:.{d}f}", f"{sign}{abs(pct) * 100:.2f}%"]
+
+
+# -- pure parts ------------------------------------------------------------------------------
+def test_pyramid_answers_match_a_scan_of_the_candles():
+    c = make_candles(5_000, seed=3)
+    pyr = CandlePyramid(c)
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        a, b = sorted(rng.integers(0, len(c) + 1, 2))
+        low, high, vol = pyr.range_stats(a, b)
+        if a == b:
+            assert (low, high, vol) == (math.inf, -math.inf, 0.0)
+            continue
+        assert low == c.low[a:b].min() and high == c.high[a:b].max()
+        assert vol == pytest.approx(c.volume[a:b].sum())
+    edges = np.unique(np.concatenate(([0], rng.integers(0, len(c), 200), [len(c)])))
+    cols = pyr.columns(edges)
+    for j in range(len(cols.column)):
+        a, b = int(cols.start[j]), int(cols.stop[j])
+        assert cols.open[j] == c.open[a] and cols.close[j] == c.close[b - 1]
+        assert cols.high[j] == c.high[a:b].max() and cols.low[j] == c.low[a:b].min()
+        assert cols.volume[j] == pytest.approx(c.volume[a:b].sum())
+    assert cols.stop[-1] == len(c) and cols.start[0] == 0
+
+
+def test_pyramid_follows_appends_and_forming_updates_like_a_rebuild():
+    full = make_candles(3_000, seed=4)
+    c = full.slice(0, 1)
+    pyr = CandlePyramid(c)
+    for i in range(1, 3_000):
+        r = full.row(i)
+        c.append(r.ts, r.open, r.open, r.open, r.open, 0.0, closed=False)
+        pyr.sync()
+        c.update_last(r.open, r.high, r.low, r.close, r.volume)
+        if i % 3 == 0:
+            pyr.sync()
+    pyr.sync()
+    fresh = CandlePyramid(c)
+    assert pyr.levels == fresh.levels
+    for a, b in [(0, 3_000), (17, 2_999), (1_024, 2_048), (2_990, 3_000)]:
+        assert pyr.range_stats(a, b) == pytest.approx(fresh.range_stats(a, b))
+
+
+def test_visible_units_switch_to_pixel_columns_below_three_pixels_per_candle():
+    c = make_candles(10_000)
+    pyr = CandlePyramid(c)
+    wide = visible_candles(c, pyr, 9_000 - 0.5, 9_999.5, 1_000 * int(CANDLE_MIN_PX))
+    assert not wide.columns and len(wide) == 1_000
+    assert np.shares_memory(wide.close, c.close)  # candle units are views, not copies
+    narrow = visible_candles(c, pyr, -0.5, 9_999.5, 1_000)
+    assert narrow.columns and len(narrow) <= 1_000
+    assert narrow.start[0] == 0 and narrow.stop[-1] == 10_000
+    assert np.all(narrow.stop[:-1] == narrow.start[1:])  # every candle in exactly one column
+    lo, hi = narrow.low_high()
+    assert lo == c.low.min() and hi == c.high.max()
+
+
+def test_ticks_are_round_and_inside_their_candles():
+    values, decimals = price_ticks(101.3, 118.9, 500)
+    assert decimals == 0 and list(values) == list(np.arange(102.0, 119.0, 2.0))
+    c = make_candles(2_000)
+    ticks = time_ticks(c.ts, 60_000, 0, 2_000, 1.0, utc=True)
+    assert ticks and all(t.ts % (3_600_000) == 0 for t in ticks)  # hourly at 1 px per minute
+    for t in ticks:
+        i = int(t.x)
+        assert c.ts[i] <= t.ts < c.ts[i] + 60_000
+    gappy = np.concatenate((c.ts[:1_000], c.ts[1_000:] + 7 * 86_400_000))
+    for t in time_ticks(gappy, 60_000, 0, 2_000, 1.0, utc=True):
+        i = int(t.x)
+        assert gappy[i] <= t.ts < gappy[i] + 60_000
+
+
+def test_price_decimals_follow_the_data():
+    assert price_decimals(np.array([101.25, 99.5, 100.0])) == 2
+    assert price_decimals(np.array([2085.856466, 2081.1])) == 3  # 7 significant digits
+    assert price_decimals(np.array([0.00012345, 0.0001236])) == 8
+
+
+# -- the widget -------------------------------------------------------------------------------
+def test_shows_the_candles_of_the_view_with_readout_of_the_cursor_candle(chart, qtbot):
+    c = make_candles(300)
+    chart.set_candles(c, SeriesKey("demo", "DEMO/USDT", "1m"))
+    chart.price_view.setXRange(199.5, 299.5, padding=0)
+    settle(qtbot)
+    assert chart.visible_range() == (200, 300)
+    frame = chart.frame()
+    assert not frame.columns and list(frame.x) == list(range(200, 300))
+    assert "DEMO" in chart.title_label.text()
+    for i in (299, 250, 200):
+        chart.set_cursor(i)
+        text = chart.readout_text()
+        for part in expected_readout_values(c, i):
+            assert part in text, (i, part, text)
+    assert chart.cursor_index == 200
+    # The prices fit the visible candles with a little padding.
+    (_, _), (y0, y1) = chart.price_view.viewRange()
+    lo, hi = c.low[200:300].min(), c.high[200:300].max()
+    assert y0 < lo and y1 > hi and (y1 - y0) < 1.3 * (hi - lo)
+
+
+def test_grab_paints_each_candle_in_its_direction_colour(chart, qtbot):
+    c = make_candles(300, seed=2)
+    chart.set_candles(c)
+    chart.price_view.setXRange(239.5, 299.5, padding=0)  # 60 candles, about 18 px each
+    settle(qtbot)
+    img = chart.grab().toImage()
+    checked = 0
+    for i in range(240, 299):  # the cursor band is on candle 299
+        o, cl = c.open[i], c.close[i]
+        if abs(row_of(chart, o) - row_of(chart, cl)) < 4:
+            continue  # too flat to sample a body pixel
+        x = column_of(chart, i) - 3  # off the wick, inside the body
+        y = (row_of(chart, o) + row_of(chart, cl)) // 2
+        colour = img.pixelColor(x, y)
+        assert colour == (UP if cl >= o else DOWN), (i, colour.name())
+        checked += 1
+    assert checked > 30
+    # Above the highest high there is no candle colour.
+    top = row_of(chart, c.high[240:300].max()) - 4
+    for i in range(240, 299):
+        assert img.pixelColor(column_of(chart, i), top) not in (UP, DOWN)
+
+
+def test_crosshair_snaps_to_the_candle_under_the_mouse(chart, qtbot):
+    c = make_candles(200)
+    chart.set_candles(c)
+    chart.price_view.setXRange(99.5, 199.5, padding=0)
+    settle(qtbot)
+    wx, wy = to_widget(chart, 150.3, float(c.close[150]))
+    viewport = chart.view.viewport()
+    pos = viewport.mapFrom(chart, QtCore.QPoint(round(wx), round(wy)))
+    QTest.mouseMove(viewport, pos)
+    settle(qtbot)
+    assert chart.crosshair.x == 150.0
+    for part in expected_readout_values(c, 150):
+        assert part in chart.readout_text()
+    assert chart.time_axis.tag("cross") is not None
+
+
+def test_forming_update_repaints_only_the_last_candle(chart, qtbot):
+    c = make_candles(120, seed=5)
+    chart.set_candles(c)
+    chart.price_view.setXRange(59.5, 125.5, padding=0)
+    chart.set_autoscale(False)  # a pinned price axis: nothing may rescale
+    chart.set_cursor(60)  # the readout shows another candle
+    settle(qtbot)
+    before = chart.grab().toImage()
+    refreshes = []
+    chart._refresh_frame = lambda: refreshes.append(1)  # the full-frame path must not run
+    o, h, l, cl, v = (float(c.open[-1]), float(c.high[-1]), float(c.low[-1]),
+                      float(c.close[-1]), float(c.volume[-1]))
+    new_close = cl + 1.0 if cl < o else cl - 1.0  # flip the candle's direction
+    c.update_last(o, max(h, new_close + 0.2), min(l, new_close - 0.2), new_close, v * 1.05)
+    chart.candles_changed("update")
+    settle(qtbot)
+    after = chart.grab().toImage()
+    assert not refreshes
+    a = np.frombuffer(before.constBits(), np.uint32).reshape(before.height(), -1)
+    b = np.frombuffer(after.constBits(), np.uint32).reshape(after.height(), -1)
+    ys, xs = np.nonzero(a != b)
+    assert len(xs), "the update changed nothing on screen"
+    last_col = column_of(chart, 119)
+    half = (column_of(chart, 120) - column_of(chart, 118)) / 2 + 2
+    price_rows = {row_of(chart, cl) + d for d in (-1, 0, 1)} | {
+        row_of(chart, new_close) + d for d in (-1, 0, 1)}
+    axis_left = chart.price_axis.mapToScene(QtCore.QPointF(0, 0)).x()
+    axis_left += chart.view.viewport().mapTo(chart, QtCore.QPoint(0, 0)).x()
+    in_candle = np.abs(xs - last_col) <= half
+    on_price_line = np.isin(ys, list(price_rows))
+    in_price_tag = xs >= axis_left  # the last-price tag on the axis moved with the close
+    stray = ~(in_candle | on_price_line | in_price_tag)
+    assert not stray.any(), list(zip(xs[stray][:10], ys[stray][:10]))
+    # The candle now shows its new direction.
+    y = (row_of(chart, o) + row_of(chart, new_close)) // 2
+    assert after.pixelColor(last_col - 2, y) == (UP if new_close >= o else DOWN)
+
+
+def test_append_follows_at_the_live_edge_and_stays_elsewhere(chart, qtbot):
+    c = make_candles(500)
+    chart.set_candles(c)
+    chart.go_live()
+    settle(qtbot)
+    (x0, x1), _ = chart.price_view.viewRange()
+    assert x0 < 499 < x1 and chart.cursor_index == 499
+    r = c.row(-1)
+    c.append(r.ts + 60_000, r.close, r.close + 0.5, r.close - 0.5, r.close + 0.25, 3.0,
+             closed=False)
+    chart.candles_changed("append")
+    (nx0, nx1), _ = chart.price_view.viewRange()
+    assert (nx0, nx1) == pytest.approx((x0 + 1, x1 + 1))  # scrolled one candle
+    assert chart.cursor_index == 500  # the cursor rode along on the newest candle
+    assert chart.frame().ends_at(501)
+    chart.price_view.setXRange(99.5, 199.5, padding=0)  # the user looks at history
+    chart.set_cursor(150)
+    c.append(c.ts[-1] + 60_000, 100, 101, 99, 100.5, 1.0)
+    chart.candles_changed("append")
+    assert chart.price_view.viewRange()[0] == pytest.approx([99.5, 199.5])
+    assert chart.cursor_index == 150
+    chart.go_live()
+    assert chart.visible_range()[1] == 502
+
+
+def test_series_switch_reloads_cleanly(chart, qtbot):
+    minutes = make_candles(1_000)
+    chart.set_candles(minutes, SeriesKey("demo", "DEMO/USDT", "1m"))
+    chart.overlays.add_marker(int(minutes.ts[900]), 100.0, "up", group="annotations")
+    chart.set_autoscale(False)
+    chart.set_cursor(10)
+    hours = make_candles(50, timeframe_ms=3_600_000, seed=9, tf="1h")
+    chart.set_candles(hours, SeriesKey("binance", "ETH/USDT", "1h"))
+    settle(qtbot)
+    assert chart.candles is hours and chart.cursor_index == 49
+    assert chart.autoscale and chart.overlays.count() == 0
+    i0, i1 = chart.visible_range()
+    assert i1 == 50 and 0 <= i0 < 50
+    assert "ETH/USDT 1h" in chart.title_label.text()
+    for part in expected_readout_values(hours, 49):
+        assert part in chart.readout_text()
+    assert chart.frame().stop.max() <= 50
+    chart.set_candles(Candles("1m"))  # an empty series is shown as such, not an error
+    settle(qtbot)
+    assert chart.readout_text() == "—" and chart.visible_range() == (0, 0)
+
+
+def test_utc_and_local_labels(chart, qtbot, monkeypatch):
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # +05:30, no daylight saving
+    import time as _time
+    _time.tzset()
+    try:
+        c = make_candles(600)
+        chart.set_candles(c)
+        chart.price_view.setXRange(-0.5, 599.5, padding=0)
+        chart.set_utc(True)
+        utc_ticks = chart.time_axis.ticks
+        assert "UTC" in chart.readout_text()
+        chart.set_utc(False)
+        local_ticks = chart.time_axis.ticks
+        assert "local" in chart.readout_text()
+        assert utc_ticks and local_ticks
+        # Round local times are half past the UTC hour in +05:30.
+        assert {t.ts % 3_600_000 for t in local_ticks} == {1_800_000}
+        assert {t.ts % 3_600_000 for t in utc_ticks} == {0}
+    finally:
+        monkeypatch.delenv("TZ")
+        _time.tzset()
+
+
+def test_overlays_draw_where_they_belong_and_clear_by_group(chart, qtbot):
+    c = make_candles(400)
+    chart.set_candles(c)
+    chart.price_view.setXRange(299.5, 399.5, padding=0)
+    settle(qtbot)
+    ts = c.ts
+    rng = np.random.default_rng(0)
+    for i in rng.integers(0, 400, 10_000):  # 10k markers, most outside the view
+        chart.overlays.add_marker(int(ts[i]), float(c.low[i]), "up", "#ffff00", group="bulk")
+    marker = chart.overlays.add_marker(int(ts[350]), float(c.high[350]) + 2, "down", "#ff00ff",
+                                       group="notes")
+    chart.overlays.add_range(int(ts[310]), int(ts[320]), "#0000ff40", label="zone",
+                             group="notes")
+    chart.overlays.add_segment(int(ts[330]), float(c.low[330]), int(ts[340]),
+                               float(c.high[340]), "#00ffff", dashed=False, group="notes")
+    chart.overlays.add_label(int(ts[360]), float(c.high[360]), "hello", "#ffffff", group="notes")
+    chart.overlays.set_ghost(int(ts[-1]) + 60_000, 100, 101, 99, 100.5, "#b388ff")
+    assert chart.overlays.count("bulk") == 10_000 and chart.overlays.count("notes") == 4
+    settle(qtbot)
+    img = chart.grab().toImage()
+    # The ▼ sits just above its price, centred on its candle.
+    mx = column_of(chart, 350)
+    my = row_of(chart, float(c.high[350]) + 2)
+    assert img.pixelColor(mx, my - 4) == pg.mkColor("#ff00ff")
+    # The range shades its candles, not the ones outside it.
+    band_y = row_of(chart, float(c.high[300:400].max()))
+    assert img.pixelColor(column_of(chart, 315), band_y).blue() > img.pixelColor(
+        column_of(chart, 325), band_y).blue()
+    assert chart.overlays.remove(marker) and not chart.overlays.remove(marker)
+    assert chart.overlays.clear("bulk") == 10_000
+    assert chart.overlays.count() == 3
+    settle(qtbot)
+    img = chart.grab().toImage()
+    assert img.pixelColor(mx, my - 4) != pg.mkColor("#ff00ff")
+    chart.overlays.clear()
+    assert chart.overlays.count() == 0 and chart.overlays.ghost is None
+
+
+def test_a_million_candles_paint_per_pixel_column_colours_from_the_data(chart, qtbot):
+    n, block = 1_000_000, 50_000
+    k = np.arange(n)
+    up_block = (k // block) % 2 == 0
+    step = np.where(up_block, 0.01, -0.01)
+    close = 100 + np.cumsum(step)
+    open_ = close - step
+    high = np.maximum(open_, close) + 0.005
+    low = np.minimum(open_, close) - 0.005
+    ts = T0 + k.astype(np.int64) * 60_000
+    c = Candles.from_arrays(ts, open_, high, low, close, np.ones(n), "1m", validate=False)
+    chart.set_candles(c)
+    chart.fit_all()
+    chart.set_cursor(0)
+    settle(qtbot)
+    frame = chart.frame()
+    assert frame.columns and len(frame) <= chart.price_view.width() + 1
+    img = chart.grab().toImage()
+    origin = chart.view.viewport().mapTo(chart, QtCore.QPoint(0, 0))
+    for b in range(n // block):
+        x = column_of(chart, b * block + block // 2)
+        # The candle in the middle of pixel column x: the column's line must cover its close.
+        mid = chart.price_view.mapSceneToView(QtCore.QPointF(x + 0.5 - origin.x(), 0)).x()
+        centre = int(round(mid))
+        y = row_of(chart, float(close[centre]))
+        want = UP if up_block[centre] else DOWN
+        assert img.pixelColor(x, y) == want, (b, img.pixelColor(x, y).name())
+        # Above the block's highest high there is no candle colour in that column.
+        above = row_of(chart, float(high[b * block:(b + 1) * block].max())) - 4
+        assert img.pixelColor(x, above) not in (UP, DOWN)

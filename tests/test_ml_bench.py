@@ -1,0 +1,43 @@
+"""``workstation bench train`` / ``bench infer``: a tiny smoke run of each, as JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from workstation.cli import main
+
+
+def run_json(capsys, argv) -> list[dict]:
+    assert main(argv) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+
+
+def test_bench_train_prints_one_json_object_per_case(capsys):
+    cases = run_json(capsys, ["bench", "train", "--preset", "tiny", "--device", "cpu",
+                              "--seq-len", "32", "--batch-size", "4", "--steps", "2",
+                              "--warmup", "1", "--threads", "1", "--json"])
+    assert [c["case"] for c in cases] == ["reference", "optimized", "optimized+checkpointing"]
+    for c in cases:
+        assert c["device"] == "cpu" and c["preset"] == "tiny"
+        for key in ("ms_per_step", "samples_per_s", "mfu", "peak_mem_mb", "activation_mb"):
+            assert c[key] > 0 and math.isfinite(c[key]), key
+        assert c["peak_kind"].startswith("fp32 matmul, CPU")
+    assert cases[0]["speedup_vs_reference"] == 1.0
+    assert cases[2]["activation_mb"] < cases[1]["activation_mb"]
+
+
+def test_bench_infer_reports_latency_percentiles(capsys):
+    cases = run_json(capsys, ["bench", "infer", "--preset", "tiny", "--device", "cpu",
+                              "--seq-len", "32", "--runs", "10", "--threads", "1", "--json"])
+    assert [c["case"] for c in cases] == ["reference", "infer", "infer+features"]
+    for c in cases:
+        assert 0 < c["p50_ms"] <= c["p99_ms"] and c["samples_per_s"] > 0
+        assert c["mfu"] > 0 and c["peak_mem_mb"] > 0
+
+
+def test_bench_text_output_names_the_ratio(capsys):
+    assert main(["bench", "infer", "--device", "cpu", "--seq-len", "16", "--runs", "5",
+                 "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "speedup_vs_reference" in out and "fp32 matmul" in out

@@ -1,0 +1,294 @@
+"""The training dock on demo data with the tiny preset: real Qt widgets offscreen, a real
+QThread worker, real torch training on the CPU and real checkpoint files."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from PySide6.QtCore import QThread
+from PySide6.QtWidgets import QMessageBox
+
+from workstation.market.demo import demo_candles
+from workstation.market.series import SeriesKey
+from workstation.paths import app_paths
+from workstation.ui.live_data import LiveData
+from workstation.ui.training.panel import STATES, TrainingDock
+from workstation.ui.training.worker import ProgressRelay
+
+END_TS = 1_700_000_000_000
+WAIT_MS = 60_000
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left_running(qapp):
+    """Fails a test that leaves a QThread running."""
+    yield
+    gc.collect()
+    running = [t.objectName() or repr(t) for t in gc.get_objects()
+               if issubclass(type(t), QThread) and t.isRunning() and t is not qapp.thread()]
+    assert not running, f"QThreads left running: {running}"
+
+
+@pytest.fixture
+def paths():
+    return app_paths().ensure()
+
+
+def demo_live(paths, n: int = 1500, seed: int = 3) -> LiveData:
+    live = LiveData(paths.candle_cache)
+    live.candles = demo_candles(n, seed=seed, end_ts=END_TS)
+    live.key = SeriesKey("demo", "DEMO/USDT", "1m")
+    live.candles_changed.emit("reset")
+    return live
+
+
+@pytest.fixture
+def make_dock(qtbot, paths):
+    docks = []
+
+    def make(live=None, epochs: int = 2) -> TrainingDock:
+        dock = TrainingDock(paths, live or demo_live(paths))
+        qtbot.addWidget(dock)
+        docks.append(dock)
+        assert dock.state == "preparing"  # the device warms up on its own thread
+        qtbot.waitUntil(lambda: dock.state == "idle", timeout=WAIT_MS)
+        s = dock.settings
+        s.preset.setCurrentText("tiny")
+        s.seq_len.setValue(32)
+        s.batch_size.setValue(16)
+        s.epochs.setValue(epochs)
+        s.device.setCurrentIndex(s.device.findData("cpu"))
+        return dock
+
+    yield make
+    for dock in docks:
+        assert dock.shutdown(60.0)
+
+
+def wait_idle(qtbot, dock) -> None:
+    qtbot.waitUntil(lambda: dock.state in ("idle", "failed") and not dock.busy,
+                    timeout=WAIT_MS)
+
+
+def store(paths):
+    from workstation.ml.checkpoints import CheckpointStore
+
+    return CheckpointStore(paths.checkpoints_dir)
+
+
+def test_window_side_imports_no_torch():
+    """The dock module loads without torch, so the window opens before torch is ready."""
+    code = ("import sys, workstation.ui.training.panel, workstation.bench.gui; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_actions_come_from_the_shortcut_registry(make_dock):
+    from workstation.ui import shortcuts
+
+    dock = make_dock()
+    assert set(dock.actions) == {"train.start", "train.live", "train.live_train", "train.stop",
+                                 "train.restart", "train.resume", "train.clear"}
+    for command_id, action in dock.actions.items():
+        command = shortcuts.command(command_id)
+        assert action.text() == command.text
+        assert [k.toString() for k in action.shortcuts()] == list(command.keys)
+        assert not action.icon().isNull()
+    assert dock.actions["train.start"].isEnabled()
+    assert not dock.actions["train.stop"].isEnabled()
+    assert dock.state in STATES and dock.state_label.text() == "idle"
+
+
+def test_start_training_updates_curves_and_gauges_then_stop(qtbot, make_dock, paths):
+    dock = make_dock(epochs=200)
+    states = []
+    dock.state_changed.connect(states.append)
+    dock.start_training()
+    assert dock.state == "preparing" and dock.busy
+    run_id = dock.current_run_id
+    qtbot.waitUntil(lambda: dock.events_seen["EpochEnd"] >= 2, timeout=WAIT_MS)
+    assert dock.state == "training"
+    assert "epoch" in dock.detail
+    curves = dock.curves.series
+    assert len(curves["loss_train"]) >= 2 and len(curves["loss_smooth"]) >= 2
+    assert len(curves["loss_val"]) >= 2
+    assert len(curves["candle_train"]) and len(curves["trend_val"]) and len(curves["lr"])
+    assert len(curves["samples_per_s"])
+    assert all(y > 0 for y in curves["loss_train"].y)
+    baseline = dock.curves.baselines["candle_val"]
+    assert baseline.value is not None and baseline.line.isVisible()
+    assert dock.readout.text("loss") != "—" and "majority" in dock.readout.text("candle")
+    qtbot.waitUntil(lambda: dock.gauges.samples >= 2, timeout=5000)
+    assert dock.gauges.active
+    assert "MiB" in dock.gauges.allocated.text.text() or "GiB" in dock.gauges.allocated.text.text()
+
+    dock.stop()
+    assert dock.state == "stopping"
+    wait_idle(qtbot, dock)
+    assert dock.state == "idle" and "stopped" in dock.detail
+    assert not dock.gauges.active
+    assert states[:2] == ["idle", "preparing"] or states[0] == "preparing"
+    assert {"preparing", "training", "stopping", "idle"} <= set(states)
+    loaded = store(paths).load(run_id)
+    assert loaded.meta["reason"] == "stopped"
+    assert dock.events_seen["Finished"] == 1
+
+
+def test_restart_run_gives_a_new_run_id_and_resets_the_curves(qtbot, make_dock):
+    dock = make_dock(epochs=200)
+    dock.start_training()
+    first = dock.current_run_id
+    qtbot.waitUntil(lambda: dock.events_seen["EpochEnd"] >= 2, timeout=WAIT_MS)
+    assert len(dock.curves.series["loss_val"]) >= 2
+    seen_at_restart = []
+    dock.state_changed.connect(
+        lambda state: state == "preparing" and seen_at_restart.append(
+            (dock.current_run_id, len(dock.curves.series["loss_val"]))))
+    dock.restart_run()
+    assert dock.state == "stopping"
+    qtbot.waitUntil(lambda: dock.state == "training" and dock.current_run_id != first,
+                    timeout=WAIT_MS)
+    second = dock.current_run_id
+    assert second != first and seen_at_restart == [(second, 0)]
+    qtbot.waitUntil(lambda: dock.events_seen["BatchEnd"] >= 1, timeout=WAIT_MS)
+    dock.stop()
+    wait_idle(qtbot, dock)
+    assert min(dock.curves.series["loss_train"].x) <= 3  # counted from the new run's step 0
+
+
+def test_clear_checkpoints_asks_with_count_and_size_and_empties_the_folder(
+        qtbot, make_dock, paths, monkeypatch):
+    dock = make_dock(epochs=1)
+    dock.start_training()
+    wait_idle(qtbot, dock)
+    assert dock.state == "idle"
+    assert len(store(paths).run_ids()) == 1
+    asked = []
+
+    def answer(parent, title, text, *args):
+        asked.append(text)
+        return QMessageBox.No if len(asked) == 1 else QMessageBox.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    assert dock.clear_checkpoints() is False  # "No" keeps them
+    assert len(store(paths).run_ids()) == 1
+    assert dock.clear_checkpoints() is True
+    assert "Delete 1 checkpoint run (" in asked[0] and "kB" in asked[0] or "MB" in asked[0]
+    assert [p for p in paths.checkpoints_dir.rglob("*") if p.is_file()] == []
+    assert dock.current_run_id is None
+
+
+def test_clear_checkpoints_stops_a_running_run_first(qtbot, make_dock, paths, monkeypatch):
+    dock = make_dock(epochs=200)
+    dock.start_training()
+    qtbot.waitUntil(lambda: dock.events_seen["CheckpointSaved"] >= 1, timeout=WAIT_MS)
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda parent, title, text, *a: asked.append(text) or QMessageBox.Yes)
+    assert dock.clear_checkpoints()
+    assert "stopped first" in asked[0]
+    wait_idle(qtbot, dock)
+    assert dock.events_seen["Finished"] == 1
+    assert [p for p in paths.checkpoints_dir.rglob("*") if p.is_file()] == []
+
+
+def test_resume_continues_the_run_where_it_stopped(qtbot, make_dock, paths):
+    dock = make_dock(epochs=1)
+    dock.start_training()
+    wait_idle(qtbot, dock)
+    run_id = dock.current_run_id
+    first_steps = store(paths).load(run_id).step
+    dock.resume()  # one epoch was asked for and done: nothing to continue
+    wait_idle(qtbot, dock)
+    assert dock.state == "failed" and "raise Epochs" in dock.detail, dock.detail
+
+    dock.settings.epochs.setValue(2)
+    started = []
+    dock.relay.delivered.connect(
+        lambda items: started.extend(e for e in items if type(e).__name__ == "RunStarted"))
+    dock.resume()
+    wait_idle(qtbot, dock)
+    assert dock.state == "idle", dock.detail
+    assert dock.current_run_id == run_id
+    assert started[0].start_step == first_steps and started[0].resumed_from
+    assert store(paths).load(run_id).step == 2 * first_steps
+    assert dock.error_box.isHidden()
+
+
+def test_a_trainer_that_raises_shows_failed_with_the_traceback(qtbot, make_dock, monkeypatch,
+                                                               caplog):
+    from workstation.ml.model import TradingTransformer
+
+    def broken_forward(self, x):
+        raise RuntimeError("simulated autograd failure in forward")
+
+    monkeypatch.setattr(TradingTransformer, "forward", broken_forward)
+    dock = make_dock()
+    with caplog.at_level(logging.ERROR):
+        dock.start_training()
+        wait_idle(qtbot, dock)
+    assert dock.state == "failed"
+    assert dock.state_label.text() == "failed"
+    assert "simulated autograd failure" in dock.detail
+    text = dock.error_box.toPlainText()
+    assert dock.error_box.isVisible() or not dock.isVisible()
+    assert not dock.error_box.isHidden()
+    assert "Traceback (most recent call last)" in text and "broken_forward" in text
+    assert any("simulated autograd failure" in r.getMessage() for r in caplog.records)
+    assert dock.readout.text("loss") == "—"  # no data is never shown as 0
+    assert dock.actions["train.start"].isEnabled()
+
+
+def test_bad_data_fails_before_training_with_a_clear_message(qtbot, make_dock, paths):
+    dock = make_dock(live=demo_live(paths, n=60))
+    dock.start_training()
+    wait_idle(qtbot, dock)
+    assert dock.state == "failed"
+    assert "too few" in dock.detail
+    assert "Traceback" in dock.error_box.toPlainText()
+
+
+def test_shutdown_during_training_leaves_a_loadable_checkpoint(qtbot, make_dock, paths):
+    dock = make_dock(epochs=500)
+    dock.start_training()
+    run_id = dock.current_run_id
+    qtbot.waitUntil(lambda: dock.events_seen["BatchEnd"] >= 1, timeout=WAIT_MS)
+    assert dock.shutdown(60.0)
+    assert not dock.busy and dock.state == "idle"
+    loaded = store(paths).load(run_id)
+    assert loaded.step >= 1 and loaded.meta["provenance"].startswith("DEMO")
+    from workstation.ml.model import TradingTransformer, TradingTransformerConfig
+    from workstation.ml.checkpoints import apply_weights
+
+    apply_weights(TradingTransformer(TradingTransformerConfig.from_dict(loaded.meta["config"])),
+                  loaded)
+
+
+def test_progress_relay_delivers_everything_at_most_20_times_a_second(qtbot):
+    relay = ProgressRelay()
+    got = []
+    relay.delivered.connect(got.extend)
+    started = time.monotonic()
+
+    def produce():
+        for i in range(3000):
+            relay.put(i)
+            if i % 100 == 0:
+                time.sleep(0.01)
+
+    thread = threading.Thread(target=produce)
+    thread.start()
+    qtbot.waitUntil(lambda: len(got) == 3000, timeout=10_000)
+    thread.join()
+    elapsed = time.monotonic() - started
+    assert got == list(range(3000))
+    assert relay.deliveries <= 20 * elapsed + 1
+    assert relay.deliveries >= 2  # batches, not one delivery at the end

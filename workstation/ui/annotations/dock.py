@@ -1,0 +1,546 @@
+"""``AnnotationLayer``: the trader's annotations in the window, and the dock that lists them.
+
+It joins the store (``paths.annotations_db``), the chart and the tools: the keys of
+``tools.COMMANDS`` (actions on the chart, so they fire while the chart has focus; undo and
+redo on the whole window) turn the cursor candle into trades and regions; every change goes
+through an undoable command into the store, and the store's change notice updates the chart
+and the list one annotation at a time. It shows the annotations of the series on screen
+(``live.key``'s symbol and timeframe; demo series are kept apart from real ones under a
+``DEMO:`` symbol) and reloads them when the series is reset.
+
+Clicks: with "Click to annotate" on, a click opens an entry and the next click closes it
+(``tools``). It is off by default: a click on the chart also moves the cursor, which is how a
+trader inspects a candle, and a trade made by accident becomes a training label. Turning it
+on is remembered.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QUndoStack
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileDialog,
+                               QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
+                               QMainWindow, QMessageBox, QTableView, QVBoxLayout, QWidget)
+
+from ...annotations import io as annotation_io
+from ...annotations.model import Annotation, AnnotationError, Direction, RegionLabel, Trade
+from ...annotations.store import AnnotationStore
+from ...market.series import SeriesKey
+from ...paths import AppPaths
+from ..chart.chart_widget import ChartWidget
+from ..live_data import LiveData
+from ..resources import icon
+from ..shortcuts import create_actions
+from .commands import AddAnnotation, DeleteAnnotation, EditAnnotation, describe
+from .drawing import AnnotationItem, PreviewOverlays
+from .list_model import (ANNOTATION_ROLE, HOLDING, KINDS, PNL, TIME, TYPE, AnnotationFilter,
+                         AnnotationTableModel, Totals, format_time)
+from .tools import REGION_KEYS, AnnotationTools, ToolRefused
+
+log = logging.getLogger(__name__)
+BULK_CHANGE = 200  # a store change with more annotations than this reloads the list at once
+MESSAGE_MS = 8000
+_ICONS = {"annotate.long": "long", "annotate.short": "short", "annotate.close": "close_trade",
+          "annotate.mark": "mark", "annotate.delete": "delete", "annotate.notes": "notes",
+          "annotate.undo": "undo", "annotate.redo": "redo", "annotate.export": "export",
+          "annotate.import": "import"}
+
+
+def annotation_symbol(key: SeriesKey) -> str:
+    """The symbol annotations of a series are stored under: demo series get ``DEMO:`` in
+    front (unless their symbol says DEMO already), so marks made on simulated prices never
+    join a real market's training data."""
+    if key.is_demo and "DEMO" not in key.symbol:
+        return f"DEMO:{key.symbol}"
+    return key.symbol
+
+
+class AnnotationDock(QDockWidget):
+    """The list: filter box, kind menu, sortable table and totals of the rows shown."""
+
+    activated = Signal(object)  # Annotation: Enter or double-click on its row
+    selected = Signal(object)  # Annotation | None
+
+    def __init__(self, model: AnnotationTableModel, parent: QWidget | None = None):
+        super().__init__("Annotations", parent)
+        self.setObjectName("annotationsDock")
+        self.model = model
+        self.proxy = AnnotationFilter(self)
+        self.proxy.setSourceModel(model)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter: words in type, notes, tags")
+        self.filter.setClearButtonEnabled(True)
+        self.kind = QComboBox()
+        self.kind.addItems(KINDS)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.setSectionsClickable(True)
+        header.setSortIndicatorShown(True)
+        header.setSortIndicator(TIME, Qt.SortOrder.AscendingOrder)
+        header.sortIndicatorChanged.connect(model.sort)
+        metrics = self.table.fontMetrics()
+        for column, sample in ((TIME, "2026-12-31 23:59"), (TYPE, "downtrend"),
+                               (PNL, "+100.00"), (HOLDING, "10d 23h")):
+            header.resizeSection(column, metrics.horizontalAdvance(sample) + 24)
+        self.totals = QLabel()
+        self.totals.setWordWrap(True)
+        self.totals.setObjectName("annotationTotals")
+        top = QHBoxLayout()
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.kind)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.totals)
+        self.setWidget(body)
+        self._totals_timer = QTimer(self)
+        self._totals_timer.setSingleShot(True)
+        self._totals_timer.setInterval(0)
+        self._totals_timer.timeout.connect(self.update_totals)
+        self.filter.textChanged.connect(self.proxy.set_text)
+        self.kind.currentTextChanged.connect(self.proxy.set_kind)
+        for signal in (self.proxy.modelReset, self.proxy.rowsInserted, self.proxy.rowsRemoved,
+                       self.proxy.layoutChanged, self.proxy.dataChanged):
+            signal.connect(self._totals_timer.start)
+        self.table.activated.connect(self._activated)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.update_totals()
+
+    def update_totals(self) -> None:
+        self.totals.setText(Totals.of(self.proxy.annotations()).text())
+
+    def select(self, ann: Annotation | None) -> None:
+        """Make ``ann``'s row current (scrolled into view), or clear the selection."""
+        row = -1 if ann is None else self.model.row_of(ann.id)
+        index = self.proxy.mapFromSource(self.model.index(row, 0)) if row >= 0 else None
+        if index is None or not index.isValid():
+            self.table.clearSelection()
+            return
+        self.table.setCurrentIndex(index)
+        self.table.scrollTo(index)
+
+    def current(self) -> Annotation | None:
+        index = self.table.currentIndex()
+        return index.data(ANNOTATION_ROLE) if index.isValid() else None
+
+    def _activated(self, index) -> None:
+        self.activated.emit(index.data(ANNOTATION_ROLE))
+
+    def _current_changed(self, current, _previous) -> None:
+        self.selected.emit(current.data(ANNOTATION_ROLE) if current.isValid() else None)
+
+
+class AnnotationLayer(QObject):
+    """See the module docstring. ``actions``: the Annotate menu's actions by command id;
+    ``file_actions()``: export and import; ``close()`` at shutdown."""
+
+    message = Signal(str)
+
+    def __init__(self, paths: AppPaths, live: LiveData, chart: ChartWidget,
+                 parent: QMainWindow):
+        super().__init__(parent)
+        self.paths = paths
+        self.live = live
+        self.chart = chart
+        self.window = parent
+        self.store = AnnotationStore(paths.annotations_db)
+        self.settings = QSettings(str(paths.config_dir / "workstation.ini"),
+                                  QSettings.Format.IniFormat)
+        self.undo_stack = QUndoStack(self)
+        self.tools = AnnotationTools()
+        self.item = AnnotationItem(chart)
+        self.preview = PreviewOverlays(chart)
+        self.model = AnnotationTableModel(self)
+        self.dock = AnnotationDock(self.model, parent)
+        self.series: tuple[str, str] | None = None
+        self.annotations: dict[str, Annotation] = {}
+        self.selected: Annotation | None = None
+        self.last_message = ""
+        self.actions = self._create_actions()
+        self._unsubscribe = self.store.subscribe(self._store_changed)
+        live.candles_changed.connect(self._candles_changed, Qt.ConnectionType.QueuedConnection)
+        chart.cursor_moved.connect(self._cursor_moved)
+        chart.candle_clicked.connect(self._candle_clicked)
+        self.dock.activated.connect(self.go_to)
+        self.dock.selected.connect(self._select)
+        if live.key is not None and chart.candles is not None:
+            self.reload()
+
+    # -- actions ---------------------------------------------------------------------------
+    def _create_actions(self) -> dict[str, QAction]:
+        on_chart = create_actions(self.chart, {
+            "annotate.long": lambda: self.open_entry(Direction.LONG),
+            "annotate.short": lambda: self.open_entry(Direction.SHORT),
+            "annotate.close": self.close_entry,
+            "annotate.cancel": self.cancel,
+            "annotate.mark": self.set_mark,
+            **{command_id: self._labeller(label) for command_id, label in REGION_KEYS.items()},
+            "annotate.delete": self.delete_at_cursor,
+            "annotate.next": lambda: self.jump(1),
+            "annotate.previous": lambda: self.jump(-1),
+            "annotate.notes": self.edit_notes,
+        })
+        on_window = create_actions(self.window, {
+            "annotate.undo": self.undo_stack.undo,
+            "annotate.redo": self.undo_stack.redo,
+            "annotate.click_mode": self._click_mode_toggled,
+            "annotate.export": self.choose_export,
+            "annotate.import": self.choose_import,
+        }, Qt.ShortcutContext.WindowShortcut)
+        undo, redo = on_window["annotate.undo"], on_window["annotate.redo"]
+        undo.setEnabled(False)
+        redo.setEnabled(False)
+        self.undo_stack.canUndoChanged.connect(undo.setEnabled)
+        self.undo_stack.canRedoChanged.connect(redo.setEnabled)
+        self.undo_stack.undoTextChanged.connect(
+            lambda text: undo.setText(f"Undo {text}" if text else "Undo"))
+        self.undo_stack.redoTextChanged.connect(
+            lambda text: redo.setText(f"Redo {text}" if text else "Redo"))
+        click = on_window["annotate.click_mode"]
+        click.setCheckable(True)
+        click.setChecked(self.settings.value("annotate/click_mode", False, type=bool))
+        actions = {**on_chart, **on_window}
+        for command_id, name in _ICONS.items():
+            actions[command_id].setIcon(icon(name))
+        self._file_actions = [actions.pop("annotate.export"), actions.pop("annotate.import")]
+        return actions
+
+    def _labeller(self, label: RegionLabel):
+        return lambda: self.label_range(label)
+
+    def file_actions(self) -> list[QAction]:
+        """Export annotations… and Import annotations…, for the File menu."""
+        return list(self._file_actions)
+
+    @property
+    def click_mode(self) -> bool:
+        return self.actions["annotate.click_mode"].isChecked()
+
+    def _click_mode_toggled(self, on: bool) -> None:
+        self.settings.setValue("annotate/click_mode", bool(on))
+        self._say("Click to annotate: a click opens an entry, the next one closes it"
+                  if on else "Click to annotate is off: clicks only move the cursor")
+
+    # -- series ----------------------------------------------------------------------------
+    def _candles_changed(self, kind: str) -> None:
+        if kind == "reset":
+            self.reload()
+        elif self.tools.pending is not None or self.tools.mark is not None:
+            self._show_preview()
+
+    def reload(self) -> None:
+        """Load the annotations of the series on screen (after a reset of the series)."""
+        key = self.live.key
+        series = (annotation_symbol(key), key.timeframe.name) if key is not None else None
+        if series != self.series:
+            self.undo_stack.clear()
+            self.tools.reset()
+            self.series = series
+        found = self.store.list(symbol=series[0], timeframe=series[1]) if series else []
+        self.annotations = {a.id: a for a in found}
+        if self.selected is not None and self.selected.id not in self.annotations:
+            self.selected = None
+        self.model.set_annotations(found)
+        self.item.set_annotations(found)
+        self.item.set_selected(self.selected)
+        self._show_preview()
+
+    def _store_changed(self, change) -> None:
+        mine = [a for a in change.annotations if (a.symbol, a.timeframe) == self.series]
+        if not mine:
+            return
+        if len(mine) > BULK_CHANGE:
+            self.reload()
+            return
+        for ann in mine:
+            if change.action == "deleted":
+                self.annotations.pop(ann.id, None)
+                self.model.remove(ann.id)
+                self.item.remove(ann.id)
+                if self.selected is not None and self.selected.id == ann.id:
+                    self.selected = None
+            else:
+                self.annotations[ann.id] = ann
+                self.model.put(ann)
+                self.item.put(ann)
+                if self.selected is not None and self.selected.id == ann.id:
+                    self.selected = ann
+
+    def close(self) -> None:
+        """Stop listening and close the store (at shutdown)."""
+        self.undo_stack.clear()
+        for action in (*self.actions.values(), *self._file_actions):
+            action.setEnabled(False)
+        self._unsubscribe()
+        self.store.close()
+
+    # -- the tool ----------------------------------------------------------------------------
+    def _say(self, text: str) -> None:
+        self.last_message = text
+        log.info("annotate: %s", text)
+        status = getattr(self.window, "statusBar", None)
+        if status is not None:
+            status().showMessage(text, MESSAGE_MS)
+        self.message.emit(text)
+
+    def _trades(self) -> list[Trade]:
+        return [a for a in self.annotations.values() if isinstance(a, Trade)]
+
+    def _ready(self) -> bool:
+        if self.series is None or self.chart.candles is None or not len(self.chart.candles):
+            self._say("No candles on the chart: open a data source first")
+            return False
+        return True
+
+    def _show_preview(self) -> None:
+        self.preview.show(self.tools, self.chart.candles, self.chart.cursor_index)
+
+    def _cursor_moved(self, _index: int) -> None:
+        if self.tools.pending is not None or self.tools.mark is not None:
+            self._show_preview()
+
+    def _push(self, command) -> None:
+        self.undo_stack.push(command)
+
+    def _command_failed(self, text: str) -> None:
+        log.error("annotation change failed: %s", text)
+        self._say(text)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Annotations", text,
+                          QMessageBox.StandardButton.Ok, self.window)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def open_entry(self, direction: Direction) -> None:
+        if not self._ready():
+            return
+        try:
+            entry = self.tools.open(direction, self.chart.candles, self.chart.cursor_index,
+                                    self._trades())
+        except ToolRefused as exc:
+            self._say(str(exc))
+            return
+        self._show_preview()
+        self._say(f"{entry.direction.value.title()} entry at {entry.price:g}: move the cursor "
+                  "and press X (or Enter) to close, Esc to cancel")
+
+    def close_entry(self) -> None:
+        if not self._ready():
+            return
+        try:
+            trade = self.tools.close(self.chart.candles, self.chart.cursor_index,
+                                     *self.series, self._trades())
+        except ToolRefused as exc:
+            self._say(str(exc))
+            return
+        self._push(AddAnnotation(self.store, trade, self._command_failed))
+        self._show_preview()
+        self._say(f"{trade.direction.value.title()} trade closed at {trade.exit_price:g}: "
+                  f"{trade.pnl_pct:+.2f}%")
+
+    def cancel(self) -> None:
+        what = self.tools.cancel()
+        self._show_preview()
+        self._say({"entry": "Entry cancelled", "mark": "Mark removed"}.get(
+            what, "Nothing to cancel"))
+
+    def set_mark(self) -> None:
+        if not self._ready():
+            return
+        self.tools.set_mark(self.chart.candles, self.chart.cursor_index)
+        self._show_preview()
+        self._say("Mark set: move the cursor to the range's other end and press "
+                  "1 (uptrend), 2 (downtrend) or 3 (range)")
+
+    def label_range(self, label: RegionLabel) -> None:
+        if not self._ready():
+            return
+        try:
+            region = self.tools.label(label, self.chart.candles, self.chart.cursor_index,
+                                      *self.series)
+        except ToolRefused as exc:
+            self._say(str(exc))
+            return
+        self._push(AddAnnotation(self.store, region, self._command_failed))
+        self._show_preview()
+        self._say(f"Labelled {format_time(region.start_ts)} – {format_time(region.end_ts)} "
+                  f"as {region.label}")
+
+    def _candle_clicked(self, index: int, _price: float) -> None:
+        if not self.click_mode or not self._ready():
+            return
+        try:
+            result = self.tools.click(self.chart.candles, index, *self.series, self._trades())
+        except ToolRefused as exc:
+            self._say(str(exc))
+            return
+        if isinstance(result, Trade):
+            self._push(AddAnnotation(self.store, result, self._command_failed))
+            self._say(f"{result.direction.value.title()} trade: {result.pnl_pct:+.2f}%")
+        else:
+            self._say(f"{result.direction.value.title()} entry at {result.price:g}: click the "
+                      "exit candle (Esc cancels; L / S choose the direction)")
+        self._show_preview()
+
+    # -- finding annotations -------------------------------------------------------------------
+    def annotation_at(self, index: int) -> Annotation | None:
+        """The annotation on candle ``index``: the one selected in the list if it is there,
+        else the shortest one covering the candle (the newest of equals)."""
+        c = self.chart.candles
+        if c is None or not 0 <= index < len(c):
+            return None
+        t0 = int(c.ts[index])
+        t1 = t0 + c.timeframe.ms
+        hits = [a for a in self.annotations.values() if a.span[0] < t1 and a.span[1] >= t0]
+        if not hits:
+            return None
+        if self.selected is not None and any(a.id == self.selected.id for a in hits):
+            return self.annotations[self.selected.id]
+        return min(hits, key=lambda a: (a.span[1] - a.span[0], -a.updated_at))
+
+    def delete_at_cursor(self) -> None:
+        ann = self.annotation_at(self.chart.cursor_index)
+        if ann is None:
+            self._say("No annotation on the cursor candle")
+            return
+        self._push(DeleteAnnotation(self.store, ann, self._command_failed))
+        self._say(f"Deleted the {describe(ann)} (Ctrl+Z brings it back)")
+
+    def jump(self, step: int) -> None:
+        """Move the cursor to the start of the next (``step`` > 0) or previous annotation."""
+        c = self.chart.candles
+        if c is None or not len(c) or not self.annotations:
+            self._say("No annotations on this chart")
+            return
+        anns = list(self.annotations.values())
+        starts = np.fromiter((a.span[0] for a in anns), dtype=np.int64, count=len(anns))
+        rows = np.clip(np.searchsorted(c.ts, starts, side="right") - 1, 0, len(c) - 1)
+        cursor = self.chart.cursor_index
+        ahead = rows > cursor if step > 0 else rows < cursor
+        if not ahead.any():
+            self._say("No annotation after the cursor" if step > 0
+                      else "No annotation before the cursor")
+            return
+        target = rows[ahead].min() if step > 0 else rows[ahead].max()
+        at = [anns[i] for i in np.flatnonzero(rows == target)]
+        ann = min(at, key=lambda a: (a.span[0], a.id))
+        self.chart.set_cursor(int(target))
+        self._select(ann)
+        self.dock.select(ann)
+        self._say(f"{describe(ann).capitalize()} at {format_time(ann.span[0])}")
+
+    def go_to(self, ann: Annotation) -> None:
+        """Put the chart's cursor on ``ann``'s first candle and give the chart the keys."""
+        c = self.chart.candles
+        if ann is None or c is None or not len(c):
+            return
+        index = min(max(c.index_of(ann.span[0]), 0), len(c) - 1)
+        self.chart.set_cursor(index)
+        self._select(ann)
+        self.chart.view.setFocus()
+
+    def _select(self, ann: Annotation | None) -> None:
+        self.selected = ann
+        self.item.set_selected(ann)
+
+    def edit_notes(self) -> None:
+        ann = self.annotation_at(self.chart.cursor_index)
+        if ann is None:
+            self._say("No annotation on the cursor candle to write notes for")
+            return
+        dialog = QInputDialog(self.window)
+        dialog.setObjectName("annotationNotesDialog")
+        dialog.setWindowTitle("Notes")
+        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+        dialog.setLabelText(f"Notes for the {describe(ann)} at {format_time(ann.span[0])}:")
+        dialog.setTextValue(ann.notes)
+        accepted = dialog.exec() == QInputDialog.DialogCode.Accepted
+        text = dialog.textValue()
+        dialog.deleteLater()
+        self.chart.view.setFocus()
+        if not accepted or text == ann.notes:
+            return
+        self._push(EditAnnotation(self.store, ann.edited(notes=text),
+                                  f"edit notes of {describe(ann)}", self._command_failed))
+        self._say(f"Notes of the {describe(ann)} saved")
+
+    # -- files ---------------------------------------------------------------------------------
+    def choose_export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Export annotations", str(Path.home() / "annotations.json"),
+            "JSON, every kind (*.json);;CSV, trades only (*.csv)")
+        if path:
+            self.export_file(path)
+
+    def choose_import(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Import annotations", str(Path.home()),
+            "Annotations (*.json *.csv);;All files (*)")
+        if path:
+            self.import_file(path)
+
+    def export_file(self, path) -> None:
+        """Write every annotation (all series) to ``path``: JSON, or CSV for the trades."""
+        try:
+            result = annotation_io.export_annotations(self.store, path)
+        except (AnnotationError, OSError) as exc:
+            self._file_error("Export failed", f"Nothing was exported to {path}.", str(exc))
+            return
+        skipped = (f"; {result.skipped} regions and points left out (CSV holds trades only)"
+                   if result.skipped else "")
+        self._say(f"Exported {result.written} annotations to {path}{skipped}")
+
+    def import_file(self, path) -> None:
+        """Read ``path`` (JSON, or CSV trades; a CSV without symbol or timeframe columns gets
+        the chart's) and merge it into the store: all of it, or nothing when any record is
+        bad, which a message box names."""
+        path = Path(path)
+        try:
+            if annotation_io.file_format(path) == "json":
+                found = annotation_io.read_json(path)
+            else:
+                symbol, timeframe = self.series if self.series else (None, None)
+                found = annotation_io.read_csv(path, symbol=symbol, timeframe=timeframe)
+            merged = self.store.merge(found)
+        except annotation_io.AnnotationImportError as exc:
+            lines = []
+            if exc.record is not None:
+                lines.append(f"Record: {exc.record + 1} in the file"
+                             + (f" (id {exc.record_id})" if exc.record_id else ""))
+            if exc.field:
+                lines.append(f"Field: {exc.field}")
+            lines.append(f"Problem: {exc.reason}")
+            self._file_error("Import failed", f"Nothing was imported from {path.name}.",
+                             "\n".join(lines) + f"\n\n{exc}")
+            return
+        except AnnotationError as exc:
+            self._file_error("Import failed", f"Nothing was imported from {path.name}.",
+                             str(exc))
+            return
+        self._say(f"Imported {path.name}: {len(found)} read, {merged.added} added, "
+                  f"{merged.updated} updated, {merged.unchanged} already there, "
+                  f"{merged.kept_newer} kept (newer here)")
+
+    def _file_error(self, title: str, text: str, details: str) -> None:
+        log.warning("%s: %s", title, details)
+        self._say(f"{title}: {details.splitlines()[-1]}")
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok,
+                          self.window)
+        box.setObjectName("annotationFileError")
+        box.setInformativeText(details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()

@@ -1,0 +1,294 @@
+"""The annotation list: a table model of one series' annotations, its filter, and totals.
+
+``AnnotationTableModel`` keeps its rows sorted itself (``sort``: Python's sort on one key per
+row) and inserts a new annotation at its sorted place, so the view never asks Qt to sort
+thousands of rows through ``data()`` calls. ``AnnotationFilter`` narrows the rows by kind
+(trades, longs, shorts, regions, points) and by words found in the type, notes and tags; an
+empty filter costs nothing per row. ``Totals`` sums up the rows that pass the filter.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import math
+from dataclasses import dataclass
+from typing import Iterable
+
+from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QRegularExpression,
+                            QSortFilterProxyModel, Qt)
+from PySide6.QtGui import QColor
+
+from ...annotations.model import Annotation, Point, Region, Trade
+
+COLUMNS = ("Time (UTC)", "Type", "P&L %", "Holding", "Notes")
+TIME, TYPE, PNL, HOLDING, NOTES = range(len(COLUMNS))
+ANNOTATION_ROLE = Qt.ItemDataRole.UserRole + 1
+FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
+KINDS = ("All", "Trades", "Long", "Short", "Regions", "Points")
+_KIND_TOKENS = {"All": "", "Trades": "#trade", "Long": "#long", "Short": "#short",
+                "Regions": "#region", "Points": "#point"}
+PROFIT_COLOR = "#26a69a"
+LOSS_COLOR = "#ef5350"
+
+
+def format_time(ts_ms: int) -> str:
+    return dt.datetime.fromtimestamp(ts_ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def format_duration(ms: int) -> str:
+    """``"45s"``, ``"12m"``, ``"3h 05m"``, ``"2d 04h"``."""
+    seconds = ms // 1000
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h {minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d {hours:02d}h"
+
+
+def type_text(ann: Annotation) -> str:
+    if isinstance(ann, Trade):
+        return ann.direction.value
+    if isinstance(ann, Region):
+        return ann.label
+    return "point"
+
+
+def start_ts(ann: Annotation) -> int:
+    return ann.span[0]
+
+
+def _sort_key(ann: Annotation, column: int):
+    if column == TYPE:
+        return type_text(ann)
+    if column == PNL:
+        return ann.pnl_pct if isinstance(ann, Trade) else -math.inf
+    if column == HOLDING:
+        return ann.span[1] - ann.span[0] if not isinstance(ann, Point) else -1
+    if column == NOTES:
+        return ann.notes.lower()
+    return start_ts(ann)
+
+
+def _filter_text(ann: Annotation) -> str:
+    if isinstance(ann, Trade):
+        tokens = f"#trade #{ann.direction.value}"
+    elif isinstance(ann, Region):
+        tokens = f"#region {ann.label}"
+    else:
+        tokens = "#point"
+    return f"{tokens} {ann.notes} {' '.join(ann.tags)}".lower()
+
+
+@dataclass(frozen=True)
+class Totals:
+    """``count`` annotations, ``trades`` of them trades, ``wins`` with P&L > 0; win rate and
+    mean P&L are None without trades."""
+
+    count: int
+    trades: int
+    wins: int
+    mean_pnl: float | None
+
+    @property
+    def win_rate(self) -> float | None:
+        return self.wins / self.trades if self.trades else None
+
+    @classmethod
+    def of(cls, annotations: Iterable[Annotation]) -> "Totals":
+        count = 0
+        pnls: list[float] = []
+        for ann in annotations:
+            count += 1
+            if isinstance(ann, Trade):
+                pnls.append(ann.pnl_pct)
+        wins = sum(1 for x in pnls if x > 0)
+        return cls(count, len(pnls), wins, sum(pnls) / len(pnls) if pnls else None)
+
+    def text(self) -> str:
+        rate = "—" if self.win_rate is None else f"{100 * self.win_rate:.1f}%"
+        mean = "—" if self.mean_pnl is None else f"{self.mean_pnl:+.2f}%"
+        noun = "annotation" if self.count == 1 else "annotations"
+        trades = "trade" if self.trades == 1 else "trades"
+        return (f"{self.count} {noun} · {self.trades} {trades} · win rate {rate} · "
+                f"mean P&L {mean}")
+
+
+class AnnotationTableModel(QAbstractTableModel):
+    """One row per annotation, kept in the order of the column last sorted by."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._rows: list[Annotation] = []
+        self._keys: list[tuple] = []
+        self._sort_column = TIME
+        self._descending = False
+
+    # -- Qt's model interface ------------------------------------------------------------
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt's name
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt's name
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        ann = self._rows[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(ann, column)
+        if role == ANNOTATION_ROLE:
+            return ann
+        if role == FILTER_ROLE:
+            return _filter_text(ann)
+        if role == Qt.ItemDataRole.ForegroundRole and column == PNL and isinstance(ann, Trade):
+            return QColor(PROFIT_COLOR if ann.pnl_pct > 0 else LOSS_COLOR)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (PNL, HOLDING):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole and column == NOTES and ann.notes:
+            return ann.notes
+        return None
+
+    @staticmethod
+    def _display(ann: Annotation, column: int) -> str:
+        if column == TIME:
+            return format_time(start_ts(ann))
+        if column == TYPE:
+            return type_text(ann)
+        if column == PNL:
+            return f"{ann.pnl_pct:+.2f}" if isinstance(ann, Trade) else ""
+        if column == HOLDING:
+            return "" if isinstance(ann, Point) else format_duration(ann.span[1] - ann.span[0])
+        return ann.notes.replace("\n", " ")
+
+    def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
+        """Order the rows by ``column`` (ties by start time), keeping selections."""
+        self.layoutAboutToBeChanged.emit()
+        old = list(self._rows)
+        self._sort_column = column
+        self._descending = order == Qt.SortOrder.DescendingOrder
+        self._set_rows(self._rows)
+        new_row = {ann.id: i for i, ann in enumerate(self._rows)}
+        moved_from, moved_to = [], []
+        for index in self.persistentIndexList():
+            moved_from.append(index)
+            moved_to.append(self.index(new_row[old[index.row()].id], index.column()))
+        self.changePersistentIndexList(moved_from, moved_to)
+        self.layoutChanged.emit()
+
+    # -- content ---------------------------------------------------------------------------
+    def _key(self, ann: Annotation) -> tuple:
+        key = (_sort_key(ann, self._sort_column), start_ts(ann), ann.id)
+        return _Reversed(key) if self._descending else key
+
+    def _set_rows(self, annotations: Iterable[Annotation]) -> None:
+        pairs = sorted(((self._key(a), a) for a in annotations), key=lambda kv: kv[0])
+        self._keys = [k for k, _ in pairs]
+        self._rows = [a for _, a in pairs]
+
+    def set_annotations(self, annotations: Iterable[Annotation]) -> None:
+        self.beginResetModel()
+        self._set_rows(annotations)
+        self.endResetModel()
+
+    def annotations(self) -> list[Annotation]:
+        return list(self._rows)
+
+    def row_of(self, ann_id: str) -> int:
+        """The row of an annotation, or -1."""
+        for i, ann in enumerate(self._rows):
+            if ann.id == ann_id:
+                return i
+        return -1
+
+    def put(self, ann: Annotation) -> None:
+        """Add an annotation, or replace the one with its id, at its sorted place."""
+        old = self.row_of(ann.id)
+        if old >= 0:
+            self.remove(ann.id)
+        key = self._key(ann)
+        row = bisect.bisect(self._keys, key)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._keys.insert(row, key)
+        self._rows.insert(row, ann)
+        self.endInsertRows()
+
+    def remove(self, ann_id: str) -> bool:
+        row = self.row_of(ann_id)
+        if row < 0:
+            return False
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self._keys[row]
+        del self._rows[row]
+        self.endRemoveRows()
+        return True
+
+
+class _Reversed:
+    """A sort key that orders descending."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __lt__(self, other: "_Reversed") -> bool:
+        return other.key < self.key
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Reversed) and other.key == self.key
+
+
+class AnnotationFilter(QSortFilterProxyModel):
+    """Rows of one kind (``KINDS``) whose type, notes or tags contain every word typed."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setFilterRole(FILTER_ROLE)
+        self.setFilterKeyColumn(TIME)
+        self._kind = "All"
+        self._words: list[str] = []
+
+    def set_kind(self, kind: str) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+        self._kind = kind
+        self._apply()
+
+    def set_text(self, text: str) -> None:
+        self._words = text.lower().split()
+        self._apply()
+
+    def _apply(self) -> None:
+        """One regular expression of lookaheads, matched in C++ against each row's filter
+        text: the kind token and every word, in any order."""
+        parts = [_KIND_TOKENS[self._kind]] if self._kind != "All" else []
+        parts += self._words
+        if not parts:
+            self.setFilterRegularExpression(QRegularExpression())
+            return
+        pattern = "".join(f"(?=.*{QRegularExpression.escape(p)}(?![a-z]))"
+                          if p.startswith("#") else f"(?=.*{QRegularExpression.escape(p)})"
+                          for p in parts)
+        self.setFilterRegularExpression(QRegularExpression(
+            "^" + pattern, QRegularExpression.PatternOption.DotMatchesEverythingOption))
+
+    def is_filtering(self) -> bool:
+        return bool(self._words) or self._kind != "All"
+
+    def annotations(self) -> list[Annotation]:
+        """The annotations shown, in view order."""
+        source = self.sourceModel()
+        if not self.is_filtering():
+            return source.annotations()
+        return [self.index(r, 0).data(ANNOTATION_ROLE) for r in range(self.rowCount())]
+

@@ -1,0 +1,697 @@
+"""The training dock: settings, commands, state, curves, gauges and live predictions.
+
+State is always one of ``STATES`` and shown in words with what it is doing:
+
+- ``preparing``: the device warms up (at startup), or a run builds its data and model;
+- ``training``: a ``Trainer`` runs on the worker thread;
+- ``live``: each closed candle goes to an ``OnlineLearner`` on the worker thread (with or
+  without per-candle training); its predictions are drawn on the chart;
+- ``stopping``: a stop was asked for; the worker ends at its next safe point and saves;
+- ``failed``: the last run ended on an error, shown with its traceback (also in the log);
+- ``idle``: nothing runs.
+
+The GUI thread only copies settings, takes views of closed candles and draws: data
+preparation, training, inference and checkpoint writes run on the worker thread, whose
+progress arrives through a ``ProgressRelay`` (at most 20 deliveries a second).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import fields
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox, QFormLayout,
+                               QGridLayout, QGroupBox, QLabel, QMessageBox, QPlainTextEdit,
+                               QScrollArea, QSizePolicy, QSpinBox, QSplitter, QToolButton,
+                               QVBoxLayout, QWidget)
+
+from ...paths import AppPaths
+from ..live_data import LiveData
+from ..resources import icon
+from ..shortcuts import Command, create_actions, register
+from .curves import MetricReadout, TrainingCurves, fmt, pct
+from .device_warmup import DeviceChoice, DeviceWarmup
+from .gauges import DeviceGauges
+from .prediction_overlay import PredictionOverlay
+from .worker import (CandleSnapshot, LiveJob, LiveWorker, ProgressRelay, TrainingJob,
+                     TrainingWorker, WorkerThread)
+
+log = logging.getLogger(__name__)
+STATES = ("idle", "preparing", "training", "live", "stopping", "failed")
+_STATE_COLORS = {"idle": "#b2b5be", "preparing": "#f5a623", "training": "#26a69a",
+                 "live": "#42a5f5", "stopping": "#f5a623", "failed": "#ef5350"}
+LIVE_TAIL_MARGIN = 64  # candles beyond what the learner needs, so its windows start inside
+
+TRAIN = "Training"
+COMMANDS: tuple[Command, ...] = (
+    Command("train.start", "Start training", ("F5",), TRAIN,
+            "Train a new run on the closed candles on screen"),
+    Command("train.live", "Live inference", ("F6",), TRAIN,
+            "Predict every new candle with the latest trained model"),
+    Command("train.live_train", "Live inference + per-candle training", ("Shift+F6",), TRAIN,
+            "Predict every new candle and train one step on each (saved as a new run at Stop)"),
+    Command("train.stop", "Stop", ("Shift+F5",), TRAIN,
+            "Stop at the next safe point and save a checkpoint"),
+    Command("train.restart", "Restart run", ("Ctrl+Shift+F5",), TRAIN,
+            "Stop what runs, then train a fresh model as a new run"),
+    Command("train.resume", "Resume", ("Ctrl+F5",), TRAIN,
+            "Continue the latest run from its checkpoint"),
+    Command("train.clear", "Clear checkpoints…", (), TRAIN,
+            "Delete every saved checkpoint (asks first; stops a running run)"),
+)
+register(*COMMANDS)
+_ICONS = {"train.start": "start", "train.live": "live", "train.live_train": "live_train",
+          "train.stop": "stop", "train.restart": "restart", "train.resume": "resume",
+          "train.clear": "clear"}
+
+
+def _size_text(n_bytes: int) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= size:
+            return f"{n_bytes / size:.1f} {unit}"
+    return f"{n_bytes} bytes"
+
+
+class TrainingSettings(QGroupBox):
+    """The preset and the main hyperparameters, and the device picker."""
+
+    def __init__(self, parent=None):
+        super().__init__("Settings", parent)
+        form = QFormLayout(self)
+        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        self.preset = QComboBox()
+        self.device = QComboBox()
+        self.seq_len = QSpinBox()
+        self.seq_len.setRange(8, 8192)
+        self.seq_len.setToolTip("Candles per window the model sees")
+        self.batch_size = QSpinBox()
+        self.batch_size.setRange(1, 65536)
+        self.lr = QDoubleSpinBox()
+        self.lr.setDecimals(6)
+        self.lr.setRange(1e-6, 1.0)
+        self.lr.setSingleStep(1e-4)
+        self.lr.setToolTip("Peak learning rate (warm-up, then cosine decay)")
+        self.epochs = QSpinBox()
+        self.epochs.setRange(1, 100000)
+        self.epochs.setToolTip("Epochs in total (Resume continues up to this many)")
+        self.dropout = QDoubleSpinBox()
+        self.dropout.setDecimals(2)
+        self.dropout.setRange(0.0, 0.9)
+        self.dropout.setSingleStep(0.05)
+        self.grad_checkpointing = QCheckBox("Gradient checkpointing")
+        self.grad_checkpointing.setToolTip("Recompute block activations in backward: less "
+                                           "memory, more compute")
+        self.mixed_precision = QCheckBox("Mixed precision (bf16, CUDA)")
+        form.addRow("Preset", self.preset)
+        form.addRow("Device", self.device)
+        form.addRow("Seq len", self.seq_len)
+        form.addRow("Batch size", self.batch_size)
+        form.addRow("Learning rate", self.lr)
+        form.addRow("Epochs", self.epochs)
+        form.addRow("Dropout", self.dropout)
+        form.addRow(self.grad_checkpointing)
+        form.addRow(self.mixed_precision)
+        self.preset.currentTextChanged.connect(self._preset_chosen)
+        self.device.currentIndexChanged.connect(self._device_chosen)
+        self.devices: list[DeviceChoice] = []
+        self._has_precision_switch = False
+        self.setEnabled(False)
+
+    def fill(self, devices: list[DeviceChoice]) -> None:
+        """Called once torch is loaded (device warm-up): presets, defaults and devices."""
+        from ...ml.model import PRESETS
+        from ...ml.trainer import TrainConfig
+
+        defaults = TrainConfig()
+        self._has_precision_switch = "mixed_precision" in {f.name for f in fields(TrainConfig)}
+        self.batch_size.setValue(defaults.batch_size)
+        self.lr.setValue(defaults.lr)
+        self.epochs.setValue(defaults.epochs)
+        self.preset.clear()
+        self.preset.addItems(list(PRESETS))
+        self.preset.setCurrentText("tiny" if "tiny" in PRESETS else next(iter(PRESETS)))
+        self._preset_chosen(self.preset.currentText())
+        self.devices = list(devices)
+        self.device.clear()
+        for choice in devices:
+            self.device.addItem(choice.label, choice.spec)
+        self.setEnabled(True)
+        self._device_chosen()
+
+    def _preset_chosen(self, name: str) -> None:
+        if not name:
+            return
+        from ...ml.model import PRESETS
+
+        config = PRESETS[name]
+        self.seq_len.setValue(config.seq_len)
+        self.dropout.setValue(config.dropout)
+        self.grad_checkpointing.setChecked(config.use_gradient_checkpointing)
+
+    def _device_chosen(self, *_args) -> None:
+        cuda = self.device_spec().startswith("cuda")
+        self.mixed_precision.setEnabled(cuda and self._has_precision_switch)
+        self.mixed_precision.setChecked(cuda)
+        self.mixed_precision.setToolTip(
+            "bf16 autocast on CUDA; CPU trains in fp32" if self._has_precision_switch else
+            "The trainer always uses bf16 autocast on CUDA and fp32 on the CPU")
+
+    def device_spec(self) -> str:
+        return self.device.currentData() or "cpu"
+
+    def device_choice(self) -> DeviceChoice | None:
+        spec = self.device_spec()
+        return next((d for d in self.devices if d.spec == spec), None)
+
+    def model_overrides(self) -> dict:
+        return {"seq_len": self.seq_len.value(), "dropout": round(self.dropout.value(), 4),
+                "use_gradient_checkpointing": self.grad_checkpointing.isChecked()}
+
+    def train_overrides(self) -> dict:
+        out = {"epochs": self.epochs.value(), "batch_size": self.batch_size.value(),
+               "lr": self.lr.value()}
+        if self._has_precision_switch:
+            out["mixed_precision"] = self.mixed_precision.isChecked()
+        return out
+
+
+class TrainingDock(QDockWidget):
+    """See the module docstring.
+
+    Public: ``state`` (one of ``STATES``) and ``state_changed(str)``; ``detail`` (the words
+    shown beside the state); ``actions`` (command id -> QAction, for the Train menu);
+    ``current_run_id``; ``shutdown(timeout_s)``; ``warmup`` (the ``DeviceWarmup``, started by
+    the dock); ``device_text_changed(str)`` for a status bar.
+    """
+
+    state_changed = Signal(str)
+    device_text_changed = Signal(str)
+
+    def __init__(self, paths: AppPaths, live_data: LiveData, chart=None, parent=None):
+        super().__init__("Training", parent)
+        self.setObjectName("trainingDock")
+        self.paths = paths
+        self.live_data = live_data
+        self.chart = chart
+        self.state = "preparing"
+        self.detail = "preparing device (loading torch)"
+        self.current_run_id: str | None = None
+        self.provenance: str | None = None
+        self.events_seen: Counter = Counter()
+        self.last_error: str | None = None
+        self.overlay = PredictionOverlay(chart, live_data) if chart is not None else None
+        self._runner: WorkerThread | None = None
+        self._then = None  # what to do once the running worker has ended
+        self._epochs: int | None = None
+        self._live_history = 0
+        self._live_ready = False
+        self._live_mode = ""
+        self._live_steps = 0
+        self._coalesced = 0
+        self.relay = ProgressRelay(self)
+        self.relay.delivered.connect(self._on_delivered)
+        self._build()
+        self.actions = create_actions(self, {
+            "train.start": self.start_training,
+            "train.live": self.start_live,
+            "train.live_train": self.start_live_training,
+            "train.stop": self.stop,
+            "train.restart": self.restart_run,
+            "train.resume": self.resume,
+            "train.clear": self.clear_checkpoints,
+        }, context=Qt.WindowShortcut)
+        for command_id, action in self.actions.items():
+            action.setIcon(icon(_ICONS[command_id]))
+            self.buttons[command_id].setDefaultAction(action)
+        live_data.candle_closed.connect(self._on_candle_closed)
+        live_data.candles_changed.connect(self._on_candles_changed)
+        self.warmup = DeviceWarmup(self)
+        self.warmup.ready.connect(self._devices_ready)
+        self.warmup.failed.connect(self._devices_failed)
+        self._show_state()
+        self.warmup.start()
+
+    # -- layout ------------------------------------------------------------------------------
+    def _build(self) -> None:
+        top = QWidget()
+        box = QVBoxLayout(top)
+        box.setContentsMargins(6, 6, 6, 6)
+        self.state_label = QLabel()
+        self.state_label.setStyleSheet("font-weight: bold; font-size: 11pt")
+        self.detail_label = QLabel()
+        self.detail_label.setWordWrap(True)
+        self.detail_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.run_label = QLabel("Run —")
+        self.run_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        box.addWidget(self.state_label)
+        box.addWidget(self.detail_label)
+        box.addWidget(self.run_label)
+        grid = QGridLayout()
+        self.buttons: dict[str, QToolButton] = {}
+        for i, command in enumerate(COMMANDS):
+            button = QToolButton()
+            button.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+            button.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+            self.buttons[command.id] = button
+            grid.addWidget(button, i // 2, i % 2)
+        box.addLayout(grid)
+        self.error_box = QPlainTextEdit()
+        self.error_box.setReadOnly(True)
+        self.error_box.setMaximumHeight(160)
+        self.error_box.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.error_box.setStyleSheet("color: #ef5350")
+        self.error_box.hide()
+        box.addWidget(self.error_box)
+        self.settings = TrainingSettings()
+        box.addWidget(self.settings)
+        gauges_box = QGroupBox("Device")
+        QVBoxLayout(gauges_box).addWidget(gauges := DeviceGauges())
+        self.gauges = gauges
+        box.addWidget(gauges_box)
+        numbers = QGroupBox("Metrics")
+        QVBoxLayout(numbers).addWidget(readout := MetricReadout())
+        self.readout = readout
+        box.addWidget(numbers)
+        box.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(top)
+        self.curves = TrainingCurves()
+        splitter = QSplitter(Qt.Vertical)
+        splitter.addWidget(scroll)
+        splitter.addWidget(self.curves)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 2)
+        self.setWidget(splitter)
+
+    # -- state -------------------------------------------------------------------------------
+    def _set_state(self, state: str, detail: str = "") -> None:
+        if state not in STATES:
+            raise ValueError(f"unknown training state {state!r}")
+        changed = state != self.state
+        self.state, self.detail = state, detail
+        self._show_state()
+        active = state in ("preparing", "training", "live", "stopping") and self.busy
+        if active and not self.gauges.active:
+            self.gauges.start()
+        elif not active and self.gauges.active:
+            self.gauges.stop()
+            self.gauges.sample()
+        if changed:
+            log.info("training panel: %s%s", state, f" — {detail}" if detail else "")
+            self.state_changed.emit(state)
+
+    def _show_state(self) -> None:
+        self.state_label.setText(self.state)
+        self.state_label.setStyleSheet(f"font-weight: bold; font-size: 11pt; color: "
+                                       f"{_STATE_COLORS[self.state]}")
+        self.detail_label.setText(self.detail)
+        ready = bool(self.settings.devices)
+        idle = self.state in ("idle", "failed") and not self.busy
+        enabled = {
+            "train.start": ready and idle,
+            "train.live": ready and idle,
+            "train.live_train": ready and idle,
+            "train.stop": self.busy and self.state != "stopping",
+            "train.restart": ready and self.state != "stopping",
+            "train.resume": ready and idle,
+            "train.clear": ready and self.state != "stopping",
+        }
+        for command_id, action in getattr(self, "actions", {}).items():
+            action.setEnabled(enabled[command_id])
+        self.settings.setEnabled(ready and idle)
+
+    @property
+    def busy(self) -> bool:
+        """A worker (training or live) is running."""
+        return self._runner is not None
+
+    # -- device warm-up ----------------------------------------------------------------------
+    @Slot(list)
+    def _devices_ready(self, devices: list) -> None:
+        self.settings.fill(devices)
+        self.settings.device.currentIndexChanged.connect(self._device_changed)
+        self._device_changed()
+        try:
+            self.current_run_id = self._store().latest_run_id()
+        except Exception as exc:  # noqa: BLE001 - an unreadable folder must not stop the panel
+            log.warning("cannot list checkpoints: %s", exc)
+        self._show_run()
+        self._set_state("idle", f"ready: {', '.join(d.label for d in devices)}")
+
+    @Slot(str, str)
+    def _devices_failed(self, message: str, tb: str) -> None:
+        self._show_failure(f"preparing the compute device failed: {message}", tb)
+
+    def _device_changed(self, *_args) -> None:
+        choice = self.settings.device_choice()
+        if choice is None:
+            return
+        self.gauges.set_device(choice.spec, choice.label)
+        self.gauges.sample()
+        self.device_text_changed.emit(choice.label)
+
+    # -- commands ----------------------------------------------------------------------------
+    def start_training(self) -> None:
+        """A new run (fresh model, new run id) on the closed candles on screen."""
+        if not self._can_start():
+            return
+        self._start_training(resume_run=None)
+
+    def restart_run(self) -> None:
+        """Stop what runs (saving it), then start a fresh run with a new run id."""
+        if self.busy:
+            self._after_stop(lambda: self._start_training(resume_run=None))
+            return
+        if self._can_start():
+            self._start_training(resume_run=None)
+
+    def resume(self) -> None:
+        """Continue the newest run that can be resumed (the current one first)."""
+        if not self._can_start():
+            return
+        run_id = self._resumable_run()
+        if run_id is None:
+            self._refuse("nothing to resume: no run with a training checkpoint was found")
+            return
+        self._start_training(resume_run=run_id)
+
+    def start_live(self) -> None:
+        """Predict each closed candle with the latest trained model."""
+        if self._can_start():
+            self._start_live(train=False)
+
+    def start_live_training(self) -> None:
+        """Predict each closed candle and train one step on each."""
+        if self._can_start():
+            self._start_live(train=True)
+
+    def stop(self) -> None:
+        """Ask the worker to stop at its next safe point (it saves before it ends)."""
+        if not self.busy or self.state == "stopping":
+            return
+        self._runner.worker.stop.set()
+        self._set_state("stopping", "stopping at the next safe point and saving…")
+
+    def clear_checkpoints(self, confirm: bool = True) -> bool:
+        """Delete every checkpoint after a confirmation that gives their count and size; a
+        running run is stopped first. Returns whether they were (or will be) cleared."""
+        store = self._store()
+        runs = store.list_runs()
+        size = sum(r.size_bytes for r in runs)
+        if not runs and not self.busy:
+            self._refuse("there are no checkpoints to clear")
+            return False
+        if confirm:
+            text = (f"Delete {len(runs)} checkpoint run{'s' if len(runs) != 1 else ''} "
+                    f"({_size_text(size)}) in {store.folder}?")
+            if self.busy:
+                text += "\n\nThe running run is stopped first (its last checkpoint is deleted too)."
+            answer = QMessageBox.question(self, "Clear checkpoints", text,
+                                          QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
+            if answer != QMessageBox.Yes:
+                return False
+        if self.busy:
+            self._after_stop(self._clear_now)
+        else:
+            self._clear_now()
+        return True
+
+    def shutdown(self, timeout_s: float = 60.0) -> bool:
+        """Stop what runs at a safe point (saving a checkpoint), wait for the worker and the
+        warm-up threads, and stop the gauges. True if every thread has ended in time."""
+        import time
+
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        self._then = None
+        ok = True
+        if self.busy:
+            self.stop()
+            ok = self._runner.join(max(0.0, deadline - time.monotonic()))
+            if ok:
+                self._worker_finished()
+            else:
+                log.error("the training worker did not stop within %.0f s", timeout_s)
+        ok = self.warmup.join(max(0.0, deadline - time.monotonic())) and ok
+        self.gauges.stop()
+        return ok
+
+    # -- helpers of the commands -------------------------------------------------------------
+    def _can_start(self) -> bool:
+        return bool(self.settings.devices) and not self.busy and \
+            self.state in ("idle", "failed")
+
+    def _refuse(self, why: str) -> None:
+        """Say why a command did nothing (the state does not change)."""
+        log.warning("training panel: %s", why)
+        self.detail = why
+        self.detail_label.setText(why)
+
+    def _after_stop(self, then) -> None:
+        self._then = then
+        self.stop()
+
+    def _store(self):
+        from ...ml.checkpoints import CheckpointStore
+
+        return CheckpointStore(self.paths.checkpoints_dir)
+
+    def _closed_candles(self) -> CandleSnapshot | None:
+        candles, key = self.live_data.candles, self.live_data.key
+        snapshot = CandleSnapshot.of(candles)
+        if key is None or not len(snapshot):
+            self._refuse("no closed candles on screen to train on: open a data source first")
+            return None
+        return snapshot
+
+    def _resumable_run(self) -> str | None:
+        from ...ml.checkpoints import CheckpointError, read_meta
+
+        store = self._store()
+        candidates = [self.current_run_id] + list(reversed(store.run_ids()))
+        for run_id in dict.fromkeys(r for r in candidates if r):
+            try:
+                if "resume" in read_meta(store.snapshot_dir(run_id)):
+                    return run_id
+            except CheckpointError:
+                continue
+        return None
+
+    def _begin(self, worker, detail: str) -> None:
+        self.error_box.hide()
+        self.last_error = None
+        self.events_seen.clear()
+        self._runner = WorkerThread(worker, "training worker")
+        self._runner.finished.connect(self._worker_finished)
+        self._set_state("preparing", detail)
+        self._runner.start()
+
+    def _start_training(self, resume_run: str | None) -> None:
+        snapshot = self._closed_candles()
+        if snapshot is None:
+            return
+        key = self.live_data.key
+        run_id = resume_run or self._store().new_run_id()
+        s = self.settings
+        job = TrainingJob(run_id=run_id, candles=snapshot, provenance=key.provenance,
+                          symbol=key.symbol, device=s.device_spec(),
+                          checkpoints_root=self.paths.checkpoints_dir,
+                          preset=s.preset.currentText(), model_overrides=s.model_overrides(),
+                          train_overrides=s.train_overrides(),
+                          annotations_db=self.paths.annotations_db, resume=resume_run is not None)
+        self.current_run_id = run_id
+        self.provenance = key.provenance
+        self._show_run()
+        self.curves.reset()
+        self.readout.reset(s.epochs.value())
+        what = "resuming" if resume_run else "new run"
+        self._begin(TrainingWorker(job, self.relay),
+                    f"{what}: preparing {len(snapshot):,} candles of {key.provenance} on "
+                    f"{s.device_spec()}")
+
+    def _start_live(self, train: bool) -> None:
+        key = self.live_data.key
+        if key is None:
+            self._refuse("no data source is open")
+            return
+        source = self._live_source_run()
+        if source is None and not train:
+            self._refuse("live inference needs a trained model: train one first, or use live "
+                         "inference with per-candle training")
+            return
+        s = self.settings
+        job = LiveJob(device=s.device_spec(), train=train,
+                      checkpoints_root=self.paths.checkpoints_dir, provenance=key.provenance,
+                      source_run=source, preset=s.preset.currentText(),
+                      model_overrides=s.model_overrides())
+        self._live_ready = False
+        self._live_steps = 0
+        self._coalesced = 0
+        self.curves.clear_live()
+        self.curves.tabs.setCurrentIndex(1)
+        if self.overlay is not None:
+            self.overlay.clear()
+        model = f"run {source}" if source else f"a fresh {s.preset.currentText()} model"
+        self._begin(LiveWorker(job, self.relay),
+                    f"live{' + per-candle training' if train else ''}: loading {model} on "
+                    f"{s.device_spec()}")
+
+    def _live_source_run(self) -> str | None:
+        store = self._store()
+        if self.current_run_id and (store.run_dir(self.current_run_id) / "latest.json").is_file():
+            return self.current_run_id
+        return store.latest_run_id()
+
+    def _clear_now(self) -> None:
+        runs, freed = self._store().clear()
+        log.info("cleared %d checkpoint runs (%s)", runs, _size_text(freed))
+        self.current_run_id = None
+        self._show_run()
+        self.detail = f"cleared {runs} checkpoint runs ({_size_text(freed)})"
+        self.detail_label.setText(self.detail)
+
+    def _show_run(self) -> None:
+        run = self.current_run_id or "—"
+        where = f" · {self.provenance}" if self.provenance else ""
+        self.run_label.setText(f"Run {run}{where}")
+
+    def _show_failure(self, message: str, tb: str) -> None:
+        self.last_error = message
+        self.error_box.setPlainText(f"{message}\n\n{tb}".rstrip())
+        self.error_box.show()
+        self._set_state("failed", message)
+
+    # -- worker -> GUI ------------------------------------------------------------------------
+    @Slot(list)
+    def _on_delivered(self, items: list) -> None:
+        training = []
+        for item in items:
+            name = type(item).__name__
+            self.events_seen[name] += 1
+            if name in ("BatchEnd", "EpochEnd", "RunStarted"):
+                training.append(item)
+                self._progress(item)
+            elif name == "CheckpointSaved":
+                log.info("checkpoint (%s) of run %s: %s", item.reason, item.run_id, item.path)
+            elif name == "OnlineStep":
+                self._live_step(item)
+            elif name == "LiveReady":
+                self._live_started(item)
+            elif name == "LiveSaved":
+                self.current_run_id = item.run_id
+                self._show_run()
+        if training:
+            self.readout.add_events(training)
+            self.curves.add_events(training)
+
+    def _progress(self, event) -> None:
+        name = type(event).__name__
+        if self.state == "stopping":
+            return
+        if name == "RunStarted":
+            self.provenance = event.provenance
+            self._show_run()
+            resumed = f", resumed at step {event.start_step}" if event.resumed_from else ""
+            self._set_state("training", f"{event.n_params:,} parameters on {event.device}; "
+                                        f"{event.train_windows} training / {event.val_windows} "
+                                        f"validation windows{resumed}")
+            self._epochs = event.train_config.get("epochs")
+        elif name == "BatchEnd":
+            self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} · batch "
+                                        f"{event.batch}/{event.batches_per_epoch} · step "
+                                        f"{event.step} · loss {fmt(event.metrics.loss)}")
+        elif name == "EpochEnd":
+            self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} done · "
+                                        f"validation loss {fmt(event.val.loss)}"
+                                        + (" (best)" if event.is_best else ""))
+
+    def _live_started(self, ready) -> None:
+        self._live_history = ready.history
+        self._live_ready = True
+        model = f"run {ready.source_run}" if ready.source_run else "a fresh model"
+        mode = "predicting with per-candle training" if ready.train else "predicting"
+        self._live_mode = f"{mode} · {model} on {ready.device}"
+        if self.state != "stopping":
+            self._set_state("live", self._live_mode)
+        self._submit_live()
+
+    def _live_step(self, step) -> None:
+        self._live_steps += 1
+        if self.overlay is not None:
+            self.overlay.show_step(step)
+        a = step.averages
+        self.curves.add_live(self._live_steps, step.train.loss if step.train else None,
+                             a.live_candle_acc, a.live_trend_acc, a.live_candle_baseline,
+                             a.live_trend_baseline)
+        if step.coalesced:
+            self._coalesced += step.coalesced
+            log.warning("live: %d closed candles arrived during one step and were coalesced "
+                        "(training is slower than the candle rate)", step.coalesced)
+        behind = (f" · fell behind: {self._coalesced} candles coalesced"
+                  if self._coalesced else "")
+        loss = f" · step loss {fmt(step.train.loss)}" if step.train else ""
+        self.readout.set_live(
+            f"{self._live_steps} predictions · candle {pct(a.live_candle_acc)} (majority "
+            f"{pct(a.live_candle_baseline)}, n={a.live_candle_n}) · trend "
+            f"{pct(a.live_trend_acc)} (majority {pct(a.live_trend_baseline)}, "
+            f"n={a.live_trend_n}){loss}{behind}")
+        if self.state == "live":
+            p = step.prediction
+            self._set_state("live", f"{self._live_mode} · next {p.candle_label} "
+                                    f"{p.confidence:.0%}, trend {p.trend_label}{behind}")
+
+    @Slot()
+    def _worker_finished(self) -> None:
+        runner = self._runner
+        if runner is None or runner.is_running():
+            return
+        runner.join(0)
+        self.relay.flush()
+        self._runner = None
+        self._live_ready = False
+        outcome = runner.worker.outcome
+        name = type(outcome).__name__
+        if name == "Failed":
+            self._show_failure(outcome.message, outcome.traceback)
+        elif name == "Finished":
+            self._set_state("idle", f"run {outcome.run_id} {outcome.status} after "
+                                    f"{outcome.step} steps · best validation loss "
+                                    f"{fmt(outcome.best_val_loss)}")
+        elif name == "LiveEnded":
+            if self.overlay is not None:
+                self.overlay.clear()
+            self._set_state("idle", f"live mode ended after {outcome.predictions} predictions "
+                                    f"and {outcome.steps} training steps")
+        else:
+            self._show_failure("the worker ended without a result", "(see the log)")
+        then, self._then = self._then, None
+        if then is not None:
+            then()
+
+    # -- live data -> worker -------------------------------------------------------------------
+    @Slot(int)
+    def _on_candle_closed(self, _index: int) -> None:
+        if self._live_ready and self.state == "live":
+            self._submit_live()
+
+    @Slot(str)
+    def _on_candles_changed(self, kind: str) -> None:
+        if kind == "reset" and self._live_ready:
+            self._runner.worker.reset_series()
+            if self.overlay is not None:
+                self.overlay.clear()
+            self._submit_live()
+
+    def _submit_live(self) -> None:
+        worker = self._runner.worker
+        candles = self.live_data.candles
+        n = len(candles) if candles.last_closed else len(candles) - 1
+        if n < 1:
+            return
+        at = n - 1 if worker.processed_ts is None else candles.index_of(worker.processed_ts)
+        at = min(max(at, 0), n - 1)
+        start = max(0, at - self._live_history - LIVE_TAIL_MARGIN)
+        worker.submit(CandleSnapshot.of(candles, start))
+
