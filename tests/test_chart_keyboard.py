@@ -181,3 +181,13 @@ def test_click_on_a_candle_moves_the_cursor_and_reports_it(chart, qtbot):
     assert index == target and chart.cursor_index == target
     (_, _), (p0, p1) = chart.price_view.viewRange()
     assert clicked_price == pytest.approx(price, abs=(p1 - p0) / 100)
+
+
+def test_wheel_in_the_volume_pane_zooms_both_panes(chart):
+    x0, x1 = x_range(chart)
+    top = chart.volume_view.viewRange()[1][1]
+    scene = chart.volume_view.mapViewToScene(QtCore.QPointF((x0 + x1) / 2, top / 2))
+    wheel(chart, chart.view.mapFromScene(scene), 120)
+    y0, y1 = x_range(chart)
+    assert (y1 - y0) < (x1 - x0)
+    assert tuple(chart.volume_view.viewRange()[0]) == pytest.approx((y0, y1))

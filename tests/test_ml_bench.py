@@ -41,3 +41,20 @@ def test_bench_text_output_names_the_ratio(capsys):
                  "--threads", "1"]) == 0
     out = capsys.readouterr().out
     assert "speedup_vs_reference" in out and "fp32 matmul" in out
+
+
+def test_building_the_cli_does_not_import_torch():
+    """Every bench and command module is imported to build the parser; torch (seconds to
+    import) must wait until a command that needs it runs."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from workstation.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_an_unknown_preset_is_a_clear_error(capsys):
+    assert main(["bench", "train", "--preset", "huge", "--device", "cpu"]) == 1
+    assert "unknown model preset 'huge'" in capsys.readouterr().err

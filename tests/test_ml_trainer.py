@@ -461,3 +461,11 @@ def test_device_selection_never_falls_back_silently():
         resolve_device("gpu0")
     mem = memory_stats(torch.device("cpu"))
     assert mem.reserved_mb is None and 0 < mem.allocated_mb <= mem.peak_mb < mem.total_mb
+
+
+def test_cli_refuses_an_unknown_preset(capsys):
+    from workstation.cli import main
+
+    assert main(["train", "--source", "demo", "--preset", "huge", "--no-save"]) == 1
+    assert "unknown model preset 'huge'; use one of tiny, small, base, large" in \
+        capsys.readouterr().err

@@ -226,13 +226,14 @@ def _table(cases: list[dict]) -> str:
     lines += ["  ".join(str(v).rjust(w) for v, w in zip(r, widths)) for r in rows]
     ratio_lines = []
     for c in cases:
-        if c["renderer"] == "workstation" or "skipped" in c or "pan_ratio" not in c:
+        if c["renderer"] == "workstation" or "skipped" in c or "pan_median_ratio" not in c:
             continue
         ratio_lines.append(
-            f"workstation vs {c['renderer']} at {c['candles']:,} candles, view {c['view']}: "
-            f"first paint {c.get('first_paint_ratio', '—')}x, pan {c['pan_ratio']}x, "
-            f"zoom {c['zoom_ratio']}x, jump {c.get('jump_ratio', '—')}x, "
-            f"tick {c['tick_ratio']}x faster; memory {c.get('peak_rss_ratio', '—')}x")
+            f"{c['renderer']} / workstation at {c['candles']:,} candles, view {c['view']}: "
+            f"first paint {c.get('first_paint_ratio', '—')}x, pan "
+            f"{c.get('pan_median_ratio', '—')}x, zoom {c.get('zoom_median_ratio', '—')}x, jump "
+            f"{c.get('jump_median_ratio', '—')}x, tick {c.get('tick_median_ratio', '—')}x "
+            f"(times slower); peak memory {c.get('peak_rss_ratio', '—')}x")
     if ratio_lines:
         lines += ["", *ratio_lines]
     for c in cases:

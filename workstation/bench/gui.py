@@ -10,6 +10,7 @@ on DEMO candles. Target: no tick more than 50 ms late. Runs offscreen unless
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import tempfile
@@ -166,6 +167,8 @@ def bench(seconds: float, idle_seconds: float, presets=("small", "tiny"), device
         finally:
             dock.shutdown(120)
             dock.close()
+            del dock
+            gc.collect()  # Qt objects in cycles go on this (the GUI) thread
     return cases
 
 

@@ -26,16 +26,8 @@ import math
 import statistics
 import time
 
-import torch
-import torch.nn.functional as F
-
-from ..ml.dataset import WindowBatch
-from ..ml.device import memory_stats, reset_peak_memory, resolve_device, synchronize
-from ..ml.features import FeatureSpec, make_features
-from ..ml.model import (PRESETS, CausalSelfAttention, TradingTransformer, activation_bytes,
-                        preset_config)
-from ..ml.targets import TargetSpec
-from ..ml.trainer import compute_loss, head_weights
+# torch is imported inside the functions: the CLI imports every bench module to build its
+# parser, and `workstation --help` should not wait for torch.
 
 _DEFAULT_BATCH = {"tiny": 64, "small": 64, "base": 64, "large": 32}
 
@@ -55,38 +47,46 @@ def register(bench_sub) -> None:
 
 
 def _common(parser) -> None:
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
+    parser.add_argument("--preset", default="tiny", help="tiny, small, base or large (tiny)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
     parser.add_argument("--seq-len", type=int, help="candles per window (default 200)")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (2)")
     parser.add_argument("--json", action="store_true", help="one JSON object per case")
 
 
-class NaiveSelfAttention(CausalSelfAttention):
-    """The reference: attention written out, with the causal mask built on every call."""
+def reference_model(config):
+    """The model with attention written out, ``softmax(QK^T / sqrt(d) + mask) V``, the causal
+    mask built on every call."""
+    import torch
+    import torch.nn.functional as F
 
-    def attend(self, q, k, v):
-        t = q.shape[-2]
-        mask = torch.full((t, t), float("-inf"), device=q.device).triu(1)
-        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask, dim=-1)
-        return F.dropout(weights, self.dropout, self.training) @ v
+    from ..ml.model import CausalSelfAttention, TradingTransformer
 
+    class NaiveSelfAttention(CausalSelfAttention):
+        def attend(self, q, k, v):
+            t = q.shape[-2]
+            mask = torch.full((t, t), float("-inf"), device=q.device).triu(1)
+            scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask
+            return F.dropout(torch.softmax(scores, dim=-1), self.dropout, self.training) @ v
 
-def reference_model(config) -> TradingTransformer:
     model = TradingTransformer(config)
     for block in model.blocks:
         block.attn = NaiveSelfAttention(config)
     return model
 
 
-def step_flops(model: TradingTransformer, tokens: int) -> float:
+def step_flops(model, tokens: int) -> float:
     """Training FLOPs of one step: 6 N per token for the weights, 12 L T d for attention."""
     c = model.config
     return (6.0 * model.n_params() + 12.0 * c.n_layers * c.seq_len * c.d_model) * tokens
 
 
-def matmul_peak(device: torch.device) -> tuple[float, str]:
+def matmul_peak(device) -> tuple[float, str]:
     """Measured matmul FLOP/s: bf16 on CUDA, fp32 on CPU."""
+    import torch
+
+    from ..ml.device import synchronize
+
     if device.type == "cuda":
         n, dtype, kind, reps = 8192, torch.bfloat16, "bf16 matmul (measured)", 20
     else:
@@ -106,7 +106,11 @@ def matmul_peak(device: torch.device) -> tuple[float, str]:
     return 2.0 * n ** 3 / best, kind
 
 
-def random_batch(batch: int, config, device) -> WindowBatch:
+def random_batch(batch: int, config, device):
+    import torch
+
+    from ..ml.dataset import WindowBatch
+
     shape = (batch, config.seq_len)
     g = torch.Generator().manual_seed(0)
     return WindowBatch(
@@ -119,11 +123,20 @@ def random_batch(batch: int, config, device) -> WindowBatch:
 
 
 def _activation_mb(model, x, autocast) -> float:
+    from ..ml.model import activation_bytes
+
     with autocast():
         return activation_bytes(model, x) / 2**20
 
 
 def _train_case(name: str, args, device, config, peak: float, peak_kind: str) -> dict:
+    import torch
+
+    from ..ml.device import memory_stats, reset_peak_memory, synchronize
+    from ..ml.model import TradingTransformer
+    from ..ml.targets import TargetSpec
+    from ..ml.trainer import compute_loss, head_weights
+
     torch.manual_seed(0)
     reference = name == "reference"
     model = (reference_model(config) if reference else TradingTransformer(config)).to(device)
@@ -175,6 +188,8 @@ def _train_case(name: str, args, device, config, peak: float, peak_kind: str) ->
 def _median_step_seconds(step, steps: int, device) -> float:
     """Seconds per step: the median over up to 5 chunks of consecutive steps (one sync per
     chunk), which a busy machine disturbs less than one long mean."""
+    from ..ml.device import synchronize
+
     chunk = max(1, steps // 5)
     per_step = []
     for first in range(0, steps, chunk):
@@ -188,10 +203,16 @@ def _median_step_seconds(step, steps: int, device) -> float:
 
 
 def run_train(args) -> int:
+    import torch
+
+    from ..ml.device import resolve_device
+    from ..ml.model import preset_config
+
     device = resolve_device(args.device)
     if device.type == "cpu":
         torch.set_num_threads(args.threads)
-    args.batch_size = args.batch_size or _DEFAULT_BATCH[args.preset]
+    preset_config(args.preset)  # an unknown preset is an error before any measuring
+    args.batch_size = args.batch_size or _DEFAULT_BATCH.get(args.preset, 64)
     peak, peak_kind = matmul_peak(device)
     cases = []
     for name, checkpointing in (("reference", False), ("optimized", False),
@@ -210,6 +231,8 @@ def run_train(args) -> int:
 
 
 def _latencies(fn, runs: int, device) -> list[float]:
+    from ..ml.device import synchronize
+
     for _ in range(max(5, runs // 20)):
         fn()
     out = []
@@ -222,7 +245,12 @@ def _latencies(fn, runs: int, device) -> list[float]:
 
 
 def run_infer(args) -> int:
+    import torch
+
     from ..market.demo import demo_candles
+    from ..ml.device import memory_stats, reset_peak_memory, resolve_device
+    from ..ml.features import FeatureSpec, make_features
+    from ..ml.model import TradingTransformer, preset_config
 
     device = resolve_device(args.device)
     if device.type == "cpu":

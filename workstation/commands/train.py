@@ -17,8 +17,6 @@ _PROGRESS_LINE = 118
 
 
 def register(sub) -> None:
-    from ..ml.model import PRESETS
-
     p = sub.add_parser("train", help="train the transformer on candles (headless)",
                        description=__doc__.split("\n\n")[0])
     p.add_argument("--source", default="demo",
@@ -27,7 +25,8 @@ def register(sub) -> None:
     p.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
     p.add_argument("--timeframe", default="1m")
     p.add_argument("--max-candles", type=int, metavar="N", help="use only the last N candles")
-    p.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
+    p.add_argument("--preset", default="tiny",
+                   help="model size: tiny (CPU), small, base or large (default tiny)")
     p.add_argument("--epochs", type=int, default=None, help="default 10")
     p.add_argument("--batch-size", type=int, default=None, help="default 64")
     p.add_argument("--seq-len", type=int, default=None, help="candles per window (default 200)")

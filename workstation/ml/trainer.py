@@ -42,6 +42,7 @@ from .device import CPU_THREADS, describe, memory_stats, prepare_thread, resolve
 from .events import (BatchEnd, CheckpointSaved, EpochEnd, Event, Failed, Finished, RunStarted,
                      SplitMetrics)
 from .model import ModelOutput, TradingTransformer, TradingTransformerConfig
+from .ownership import claim
 from .targets import CLASS_HEADS, HEADS, TargetSpec
 
 log = logging.getLogger(__name__)
@@ -266,6 +267,7 @@ class Trainer:
     def run(self) -> Finished | Failed:
         """Train to the end, until ``stop`` is set, or until an error; see the module docstring."""
         started = time.monotonic()
+        self._claim = None
         try:
             prepare_thread(self.device, self.train_config.cpu_threads)
             self._setup()
@@ -277,6 +279,9 @@ class Trainer:
             return self._finish_stopped(started)
         except Exception as exc:  # noqa: BLE001 - every error ends the run as Failed
             return self._fail(exc)
+        finally:
+            if self._claim is not None:
+                self._claim.release()
 
     # -- setup ---------------------------------------------------------------------------------
     def _setup(self) -> None:
@@ -287,6 +292,8 @@ class Trainer:
         tc, device = self.train_config, self.device
         torch.manual_seed(tc.seed)
         self.model = model = TradingTransformer(self.model_config).to(device)
+        self._claim = claim(model, "Trainer")  # one owner per model: this thread, this run
+        self._claim.check()
         model.train()
         decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and n != "pos"]
         no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 or n == "pos"]

@@ -13,9 +13,13 @@
 
 ``AnnotationItem`` holds the series' annotations as numpy columns (an annotation added,
 changed or removed touches one row) and paints, in device pixels, only those that overlap
-the exposed part of the view. When trades are packed tighter than a marker's width, each is
-drawn as one translucent bar spanning its time and prices (markers, segments and texts
-would only pile up); texts are drawn for at most ``MAX_TEXTS`` annotations per frame.
+the exposed part of the view. Shades are painted beneath the grid and candles in opaque
+colours mixed with the chart's background: the same look as a translucent band, but Qt
+fills them on its fast path (blending a tall thin band costs time per scan line). When
+trades are packed tighter than a marker's width, each is drawn as one bar spanning its time
+and prices (markers, segments and texts would only pile up), and regions that dense as a
+strip along the top of the pane; a text is drawn only where there is room for it, and for at
+most ``MAX_TEXTS`` annotations per frame.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.Qt import QtCore, QtGui
+from pyqtgraph.Qt.internals import PrimitiveArray
 
 from ...annotations.model import Annotation, Direction, Point, Region, RegionLabel, Trade
 from ...market.candles import Candles
@@ -35,8 +40,10 @@ from .tools import AnnotationTools
 PENDING_GROUP = "annotations.pending"
 MARKER_SIZE = 11  # px, the width and height of a marker triangle
 DENSE_SPACING_PX = 8.0  # trades closer than this on average are drawn as bars
+STRIP_PX = 6  # regions that dense are drawn as a strip this tall along the top
+TEXT_SPACING_PX = 48.0  # P&L texts are drawn while trades are at least this far apart
 MAX_TEXTS = 300
-SHADE_ALPHA = 48
+SHADE_ALPHA = 0.19  # how much of a region's colour shows over the background
 POINT_COLOR = "#f0b90b"
 RANGE_COLOR = "#787b86"
 CUSTOM_COLOR = "#7e57c2"
@@ -48,12 +55,22 @@ def pnl_text(pnl_pct: float) -> str:
     return f"{pnl_pct:+.2f}%"
 
 
+def mixed(color, background, alpha: float) -> QtGui.QColor:
+    """The opaque colour ``color`` at ``alpha`` looks like over ``background``."""
+    c, b = pg.mkColor(color), pg.mkColor(background)
+    alpha *= c.alphaF()
+    return QtGui.QColor.fromRgbF(*(alpha * x + (1 - alpha) * y for x, y in
+                                   ((c.redF(), b.redF()), (c.greenF(), b.greenF()),
+                                    (c.blueF(), b.blueF()))))
+
+
 class _Columns:
     """Rows of numpy columns addressed by annotation id; adding, replacing and removing a
     row is O(1) (a removed row is filled by the last one)."""
 
     def __init__(self, **dtypes):
         self._dtypes = dtypes
+        self.version = 0  # changes with every change of the rows
         self.ids: list[str] = []
         self._row: dict[str, int] = {}
         self._cols = {name: np.empty(16, dtype=dt) for name, dt in dtypes.items()}
@@ -68,6 +85,7 @@ class _Columns:
         return self._cols[name][: len(self.ids)]
 
     def set_all(self, ids: list[str], values: dict[str, list]) -> None:
+        self.version += 1
         self.ids = list(ids)
         self._row = {ann_id: i for i, ann_id in enumerate(self.ids)}
         size = max(16, len(ids))
@@ -77,6 +95,7 @@ class _Columns:
             self._cols[name] = col
 
     def put(self, ann_id: str, row: dict) -> None:
+        self.version += 1
         i = self._row.get(ann_id)
         if i is None:
             i = len(self.ids)
@@ -94,6 +113,7 @@ class _Columns:
         i = self._row.pop(ann_id, None)
         if i is None:
             return False
+        self.version += 1
         last = len(self.ids) - 1
         if i != last:
             moved = self.ids[last]
@@ -145,14 +165,75 @@ def candle_ts(candles: Candles, x: float) -> int:
     return int(candles.ts[i] + (x - i) * candles.timeframe.ms)
 
 
-class AnnotationItem(pg.GraphicsObject):
-    """Paints one series' trades, regions and point notes on a chart's price pane."""
+class _PaneItem(pg.GraphicsObject):
+    """An item as large as the price pane's view; ``paint_fn(p, exposed, bounds)`` paints
+    the exposed part."""
+
+    def __init__(self, view: pg.ViewBox, paint_fn, z: float):
+        super().__init__()
+        self._view = view
+        self._paint_fn = paint_fn
+        self._bounds = QtCore.QRectF()
+        self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption)
+        self.setZValue(z)
+        view.addItem(self, ignoreBounds=True)
+        view.sigRangeChanged.connect(self._sync_bounds)
+        view.sigResized.connect(self._sync_bounds)
+        self._sync_bounds()
+
+    def _sync_bounds(self, *args) -> None:
+        rect = self._view.viewRect()
+        if rect != self._bounds:
+            self.prepareGeometryChange()
+            self._bounds = QtCore.QRectF(rect)
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return self._bounds
+
+    def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
+        if self._bounds.isNull():
+            return
+        exposed = option.exposedRect.intersected(self._bounds)
+        self._paint_fn(p, self._bounds if exposed.isEmpty() else exposed, self._bounds)
+
+
+class _Frame:
+    """What one paint needs: the candles, the time window exposed and the item-to-device
+    scale (``x_px = sx * x + dx``), and the pane's top and bottom in device pixels."""
+
+    def __init__(self, candles: Candles, p: QtGui.QPainter, exposed: QtCore.QRectF,
+                 bounds: QtCore.QRectF, xs):
+        self.candles = candles
+        self.xs = xs  # xs(table, column) -> the chart x of every row's time
+        self.t_lo = candle_ts(candles, exposed.left() - 1)
+        self.t_hi = candle_ts(candles, exposed.right() + 1)
+        self.sx, self.dx, self.sy, self.dy = device_scale(p)
+        self.top, self.bottom = sorted((self.sy * bounds.top() + self.dy,
+                                        self.sy * bounds.bottom() + self.dy))
+        self.width_px = abs(bounds.width() * self.sx)
+
+    def x_px(self, x: np.ndarray) -> np.ndarray:
+        return np.floor(self.sx * x + self.dx)
+
+    def y_px(self, price: np.ndarray) -> np.ndarray:
+        return np.rint(self.sy * price + self.dy)
+
+    def band(self, x0: np.ndarray, x1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pixel left edges and widths of bands over the candles from x ``x0`` to ``x1``."""
+        sx, dx = self.sx, self.dx
+        xa = np.floor(sx * (x0 - 0.5) + dx)
+        xb = np.floor(sx * (x1 + 0.5) + dx)
+        left = np.maximum(np.minimum(xa, xb), -1.0)
+        right = np.minimum(np.maximum(xa, xb), 1e6)
+        return left, np.maximum(right - left, 1.0)
+
+
+class AnnotationItem:
+    """One series' trades, regions and point notes on a chart's price pane, painted by two
+    items: ``shades`` under the grid and candles, ``marks`` over the candles."""
 
     def __init__(self, chart):
-        super().__init__()
         self._chart = chart
-        self._view = chart.price_view
-        self._bounds = QtCore.QRectF()
         self.trades = _Columns(entry_ts=np.int64, exit_ts=np.int64, entry_price=np.float64,
                                exit_price=np.float64, long=bool, pnl=np.float64)
         self.regions = _Columns(start_ts=np.int64, end_ts=np.int64, code=np.int8, label=object)
@@ -161,17 +242,24 @@ class AnnotationItem(pg.GraphicsObject):
         self._font = axis_font()
         self._metrics = QtGui.QFontMetricsF(self._font)
         self._rects = RectBatch()
+        self._fragments = PrimitiveArray(QtGui.QPainter.PixmapFragment, 10)
         self._sprites: dict[tuple[bool, int], QtGui.QPixmap] = {}
-        self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption)
-        self.setZValue(chart.overlays.item.zValue() - 0.5)
-        self._view.addItem(self, ignoreBounds=True)
-        self._view.sigRangeChanged.connect(self._sync_bounds)
-        self._view.sigResized.connect(self._sync_bounds)
-        self._sync_bounds()
+        self._x_cache: dict[tuple[int, str], tuple[tuple, np.ndarray]] = {}
+        view = chart.price_view
+        self.shades = _PaneItem(view, self._paint_shades, chart.price_grid.zValue() - 0.5)
+        self.marks = _PaneItem(view, self._paint_marks, chart.overlays.item.zValue() - 0.5)
 
     # -- content ---------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.trades) + len(self.regions) + len(self.points)
+
+    def update(self) -> None:
+        self.shades.update()
+        self.marks.update()
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 - like a QGraphicsItem
+        self.shades.setVisible(visible)
+        self.marks.setVisible(visible)
 
     def set_annotations(self, annotations: list[Annotation]) -> None:
         """Show exactly these annotations."""
@@ -209,103 +297,114 @@ class AnnotationItem(pg.GraphicsObject):
     def _has(self, ann_id: str) -> bool:
         return any(ann_id in t for t in (self.trades, self.regions, self.points))
 
-    # -- geometry --------------------------------------------------------------------------
-    def _sync_bounds(self, *args) -> None:
-        rect = self._view.viewRect()
-        if rect != self._bounds:
-            self.prepareGeometryChange()
-            self._bounds = QtCore.QRectF(rect)
-
-    def boundingRect(self) -> QtCore.QRectF:
-        return self._bounds
-
     # -- painting --------------------------------------------------------------------------
-    def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
+    def _frame(self, p, exposed, bounds) -> _Frame | None:
         c = self._chart.candles
-        if c is None or not len(c) or self._bounds.isNull() or not len(self):
+        if c is None or not len(c):
+            return None
+        return _Frame(c, p, exposed, bounds, self._xs)
+
+    def _xs(self, table: _Columns, column: str) -> np.ndarray:
+        """The chart x of ``column`` of every row, kept until the rows or the series change
+        (a forming candle's update changes neither)."""
+        c = self._chart.candles
+        key = (id(table), column)
+        stamp = (id(c), len(c), table.version)
+        cached = self._x_cache.get(key)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, candle_x(c, table.col(column)))
+            self._x_cache[key] = cached
+        return cached[1]
+
+    def _palette(self) -> tuple[QtGui.QColor, ...]:
+        """Colours of uptrend, downtrend, range and custom regions."""
+        colors = self._chart.colors
+        return tuple(pg.mkColor(x) for x in (colors.up, colors.down, RANGE_COLOR, CUSTOM_COLOR))
+
+    def _visible_regions(self, f: _Frame) -> np.ndarray:
+        r = self.regions
+        return np.flatnonzero((r.col("start_ts") <= f.t_hi) & (r.col("end_ts") >= f.t_lo))
+
+    def _paint_shades(self, p, exposed, bounds) -> None:
+        if self.selected is None and not len(self.regions):
             return
-        exposed = option.exposedRect.intersected(self._bounds)
-        if exposed.isEmpty():
-            exposed = self._bounds
-        t_lo = candle_ts(c, exposed.left() - 1)
-        t_hi = candle_ts(c, exposed.right() + 1)
-        sx, dx, sy, dy = device_scale(p)
-        top, bottom = sorted((sy * self._bounds.top() + dy, sy * self._bounds.bottom() + dy))
+        f = self._frame(p, exposed, bounds)
+        if f is None:
+            return
+        background = self._chart.colors.background
+        p.save()
+        p.resetTransform()
+        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        idx = self._visible_regions(f) if len(self.regions) else np.empty(0, dtype=np.intp)
+        if idx.size:
+            r = self.regions
+            left, width = f.band(f.xs(r, "start_ts")[idx], f.xs(r, "end_ts")[idx])
+            codes = r.col("code")[idx]
+            palette = self._palette()
+            dense = idx.size * DENSE_SPACING_PX > f.width_px
+            height = STRIP_PX if dense else f.bottom - f.top
+            for code in np.unique(codes).tolist():
+                sel = codes == code
+                p.setBrush(palette[code] if dense else mixed(palette[code], background,
+                                                             SHADE_ALPHA))
+                self._rects.draw(p, left[sel], f.top, width[sel], height)
+        if self.selected is not None:
+            x0, x1 = candle_x(f.candles, np.array(self.selected.span))
+            left, width = f.band(x0, x1)
+            p.setBrush(mixed(self._chart.colors.cursor_band, background, 1.0))
+            self._rects.draw(p, left, f.top, width, f.bottom - f.top)
+        p.restore()
+
+    def _paint_marks(self, p, exposed, bounds) -> None:
+        if not len(self):
+            return
+        f = self._frame(p, exposed, bounds)
+        if f is None:
+            return
         colors = self._chart.colors
         up, down = pg.mkColor(colors.up), pg.mkColor(colors.down)
         p.save()
         p.resetTransform()
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         p.setFont(self._font)
-        scale = (sx, dx, sy, dy, top, bottom)
-        if self.selected is not None:
-            self._paint_selection(p, c, scale)
         if len(self.regions):
-            self._paint_regions(p, c, t_lo, t_hi, scale, up, down)
+            self._paint_region_labels(p, f)
         if len(self.trades):
-            self._paint_trades(p, c, t_lo, t_hi, scale, up, down)
+            self._paint_trades(p, f, up, down)
         if len(self.points):
-            self._paint_points(p, c, t_lo, t_hi, scale)
+            self._paint_points(p, f)
         p.restore()
 
-    def _band(self, c: Candles, ts0: np.ndarray, ts1: np.ndarray, sx: float, dx: float):
-        """Pixel left edges and widths of bands covering the candles from ``ts0`` to ``ts1``."""
-        xa = np.floor(sx * (candle_x(c, ts0) - 0.5) + dx)
-        xb = np.floor(sx * (candle_x(c, ts1) + 0.5) + dx)
-        left = np.maximum(np.minimum(xa, xb), -1.0)
-        right = np.minimum(np.maximum(xa, xb), 1e6)
-        return left, np.maximum(right - left, 1.0)
-
-    def _paint_selection(self, p, c, scale) -> None:
-        sx, dx, _, _, top, bottom = scale
-        start, end = self.selected.span
-        left, width = self._band(c, np.array([start]), np.array([end]), sx, dx)
-        color = pg.mkColor(self._chart.colors.cursor_band)
-        p.setPen(QtCore.Qt.PenStyle.NoPen)
-        p.setBrush(color)
-        self._rects.draw(p, left, top, width, bottom - top)
-
-    def _paint_regions(self, p, c, t_lo, t_hi, scale, up, down) -> None:
-        sx, dx, _, _, top, bottom = scale
-        r = self.regions
-        start, end = r.col("start_ts"), r.col("end_ts")
-        idx = np.flatnonzero((start <= t_hi) & (end >= t_lo))
-        if not idx.size:
+    def _paint_region_labels(self, p, f: _Frame) -> None:
+        idx = self._visible_regions(f)
+        if not idx.size or idx.size > MAX_TEXTS:
             return
-        left, width = self._band(c, start[idx], end[idx], sx, dx)
+        r = self.regions
+        left, width = f.band(f.xs(r, "start_ts")[idx], f.xs(r, "end_ts")[idx])
+        labels = r.col("label")[idx]
         codes = r.col("code")[idx]
-        palette = (up, down, pg.mkColor(RANGE_COLOR), pg.mkColor(CUSTOM_COLOR))
-        p.setPen(QtCore.Qt.PenStyle.NoPen)
-        for code in np.unique(codes).tolist():
-            sel = codes == code
-            fill = QtGui.QColor(palette[code])
-            fill.setAlpha(SHADE_ALPHA)
-            p.setBrush(fill)
-            self._rects.draw(p, left[sel], top, width[sel], bottom - top)
-        if idx.size <= MAX_TEXTS:
-            labels = r.col("label")[idx]
-            baseline = top + self._metrics.ascent() + 4
-            for i in range(idx.size):
-                text = labels[i]
-                if width[i] < self._metrics.horizontalAdvance(text) + 8:
-                    continue
-                p.setPen(palette[codes[i]])
-                p.drawText(QtCore.QPointF(max(left[i], 0.0) + 4, baseline), text)
+        palette = self._palette()
+        baseline = f.top + self._metrics.ascent() + 4
+        for i in range(idx.size):
+            text = labels[i]
+            if width[i] < self._metrics.horizontalAdvance(text) + 8:
+                continue
+            p.setPen(palette[codes[i]])
+            p.drawText(QtCore.QPointF(max(left[i], 0.0) + 4, baseline), text)
 
-    def _paint_trades(self, p, c, t_lo, t_hi, scale, up, down) -> None:
-        sx, dx, sy, dy, _, _ = scale
+    def _paint_trades(self, p, f: _Frame, up, down) -> None:
         t = self.trades
         entry_ts, exit_ts = t.col("entry_ts"), t.col("exit_ts")
-        idx = np.flatnonzero((entry_ts <= t_hi) & (exit_ts >= t_lo))
+        idx = np.flatnonzero((entry_ts <= f.t_hi) & (exit_ts >= f.t_lo))
         if not idx.size:
             return
-        xe = np.floor(sx * candle_x(c, entry_ts[idx]) + dx) + 0.5
-        xx = np.floor(sx * candle_x(c, exit_ts[idx]) + dx) + 0.5
-        ye = np.rint(sy * t.col("entry_price")[idx] + dy)
-        yx = np.rint(sy * t.col("exit_price")[idx] + dy)
+        xe = f.x_px(f.xs(t, "entry_ts")[idx]) + 0.5
+        xx = f.x_px(f.xs(t, "exit_ts")[idx]) + 0.5
+        ye = f.y_px(t.col("entry_price")[idx])
+        yx = f.y_px(t.col("exit_price")[idx])
         long = t.col("long")[idx]
-        width_px = abs(self._bounds.width() * sx)
-        if idx.size * DENSE_SPACING_PX > width_px:
+        if idx.size * DENSE_SPACING_PX > f.width_px:
             self._paint_trade_bars(p, xe, xx, ye, yx, long, up, down)
             return
         half = MARKER_SIZE / 2
@@ -318,13 +417,9 @@ class AnnotationItem(pg.GraphicsObject):
             xs = np.column_stack((xe[sel], xx[sel])).ravel()
             ys = np.column_stack((ye[sel], yx[sel])).ravel()
             p.strokePath(pg.arrayToQPath(xs, ys, connect="pairs"), pen)
-            entry_sprite = self._sprite(True, color)
-            exit_sprite = self._sprite(False, color)
-            for x, y in zip((xe[sel] - half).tolist(), (ye[sel] + 1).tolist()):
-                p.drawPixmap(QtCore.QPointF(x, y), entry_sprite)
-            for x, y in zip((xx[sel] - half).tolist(), (yx[sel] - 1 - MARKER_SIZE).tolist()):
-                p.drawPixmap(QtCore.QPointF(x, y), exit_sprite)
-        if idx.size <= MAX_TEXTS:
+            self._draw_sprites(p, self._sprite(True, color), xe[sel], ye[sel] + 1 + half)
+            self._draw_sprites(p, self._sprite(False, color), xx[sel], yx[sel] - 1 - half)
+        if idx.size * TEXT_SPACING_PX <= f.width_px and idx.size <= MAX_TEXTS:
             pnl = t.col("pnl")[idx]
             rise = yx <= ye  # the exit is drawn above the entry: put the text over the marker
             for i in range(idx.size):
@@ -335,6 +430,16 @@ class AnnotationItem(pg.GraphicsObject):
                 p.setPen(up if pnl[i] >= 0 else down)
                 p.drawText(QtCore.QPointF(xx[i] - w / 2, y), text)
 
+    def _draw_sprites(self, p, pix: QtGui.QPixmap, cx: np.ndarray, cy: np.ndarray) -> None:
+        """``pix`` centred on each ``(cx, cy)``, in one call."""
+        self._fragments.resize(cx.size)
+        frags = self._fragments.ndarray()
+        frags[:, 0] = cx
+        frags[:, 1] = cy
+        frags[:, 2:6] = (0, 0, MARKER_SIZE, MARKER_SIZE)
+        frags[:, 6:10] = (1.0, 1.0, 0.0, 1.0)
+        p.drawPixmapFragments(*self._fragments.drawargs(), pix)
+
     def _paint_trade_bars(self, p, xe, xx, ye, yx, long, up, down) -> None:
         left = np.minimum(xe, xx) - 0.5
         width = np.maximum(np.abs(xx - xe), 1.0)
@@ -344,30 +449,28 @@ class AnnotationItem(pg.GraphicsObject):
         for is_long, color in ((True, up), (False, down)):
             sel = long == is_long
             if sel.any():
-                fill = QtGui.QColor(color)
-                fill.setAlpha(160)
-                p.setBrush(fill)
+                p.setBrush(color)
                 self._rects.draw(p, left[sel], top[sel], width[sel], height[sel])
 
-    def _paint_points(self, p, c, t_lo, t_hi, scale) -> None:
-        sx, dx, sy, dy, _, _ = scale
+    def _paint_points(self, p, f: _Frame) -> None:
         pts = self.points
         ts = pts.col("ts")
-        idx = np.flatnonzero((ts >= t_lo) & (ts <= t_hi))
+        idx = np.flatnonzero((ts >= f.t_lo) & (ts <= f.t_hi))
         if not idx.size:
             return
+        c = f.candles
         price = pts.col("price")[idx]
         missing = np.isnan(price)
         if missing.any():
             i = np.clip(np.searchsorted(c.ts, ts[idx][missing], side="right") - 1, 0, len(c) - 1)
             price[missing] = c.close[i]
-        x = np.floor(sx * candle_x(c, ts[idx]) + dx)
-        y = np.rint(sy * price + dy)
+        x = f.x_px(f.xs(pts, "ts")[idx])
+        y = f.y_px(price)
         color = pg.mkColor(POINT_COLOR)
         p.setPen(QtCore.Qt.PenStyle.NoPen)
         p.setBrush(color)
         self._rects.draw(p, x - 2, y - 2, 5, 5)
-        if idx.size <= MAX_TEXTS:
+        if idx.size * TEXT_SPACING_PX <= f.width_px and idx.size <= MAX_TEXTS:
             p.setPen(color)
             texts = pts.col("text")[idx]
             for i in range(idx.size):

@@ -124,7 +124,6 @@ class ChartWidget(QtWidgets.QWidget):
         self.view.setCentralItem(grid)
         self.price_view = ChartViewBox()
         self.volume_view = ChartViewBox()
-        self.volume_view.setXLink(self.price_view)
         self.price_axis = PriceAxis(self.price_view, col(c.axis_text), col(c.axis_line),
                                     formatter=self._format_price_tick)
         self.volume_axis = PriceAxis(self.volume_view, col(c.axis_text), col(c.axis_line),
@@ -166,6 +165,9 @@ class ChartWidget(QtWidgets.QWidget):
         self.price_view.sigYRangeChanged.connect(self._on_price_y)
         self.volume_view.sigYRangeChanged.connect(self._on_volume_y)
         self.volume_view.sigResized.connect(self._on_volume_y)
+        # The panes share time: the chart sets the volume pane's range with its own (one call
+        # instead of pyqtgraph's view link), and mouse moves in the volume pane steer prices.
+        self.volume_view.sigRangeChangedManually.connect(self._on_volume_mouse)
         scene = self.view.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
         scene.sigMouseClicked.connect(self._on_mouse_clicked)
@@ -470,7 +472,13 @@ class ChartWidget(QtWidgets.QWidget):
 
     def _fit_volume(self) -> None:
         top = self._frame.max_volume() * VOLUME_HEADROOM
-        self.volume_view.setYRange(0, top if top > 0 else 1.0, padding=0)
+        (x0, x1), _ = self.price_view.viewRange()
+        self.volume_view.setRange(xRange=(x0, x1), yRange=(0, top if top > 0 else 1.0),
+                                  padding=0)
+
+    def _on_volume_mouse(self, *args) -> None:
+        (x0, x1), _ = self.volume_view.viewRange()
+        self._set_x_range(x0, x1)
 
     @staticmethod
     def _set_view_rects(view: pg.ViewBox, items) -> None:
@@ -480,12 +488,12 @@ class ChartWidget(QtWidgets.QWidget):
 
     def _on_price_y(self, *args) -> None:
         self._set_view_rects(self.price_view, self._price_items)
-        self.price_grid.set_lines(self.price_grid_xs(), self.price_axis.values)
+        self.price_grid.set_lines(self._grid_xs(), self.price_axis.values)
 
     def _on_volume_y(self, *args) -> None:
         self._set_view_rects(self.volume_view, self._volume_items)
 
-    def price_grid_xs(self) -> np.ndarray:
+    def _grid_xs(self) -> np.ndarray:
         return np.array([t.x for t in self.time_axis.ticks])
 
     def _update_time_ticks(self) -> None:
@@ -498,7 +506,7 @@ class ChartWidget(QtWidgets.QWidget):
             ticks = time_ticks(self._candles.ts, self._candles.timeframe.ms, i0, i1,
                                px_per_candle, self._utc)
         self.time_axis.set_ticks(ticks)
-        xs = self.price_grid_xs()
+        xs = self._grid_xs()
         self.price_grid.set_lines(xs, self.price_axis.values)
         self.volume_grid.set_lines(xs, np.empty(0))
 
@@ -564,7 +572,12 @@ class ChartWidget(QtWidgets.QWidget):
         self.volume_cursor_item.set_candle(float(i))
 
     def _update_title(self) -> None:
-        name = self._key.provenance if self._key is not None else "no data"
+        if self._key is not None:
+            name = self._key.provenance
+        elif self._candles is not None:
+            name = f"{self._candles.timeframe.name} (source not given)"
+        else:
+            name = "no data"
         notes = []
         if not self._autoscale:
             notes.append("price axis pinned")

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 from pyqtgraph.Qt import QtCore, QtGui
-from pyqtgraph.Qt.internals import PrimitiveArray
 
 from ...market.candles import Candles
 from .axis import axis_font
@@ -98,6 +98,7 @@ class _Table:
         self.records: dict[int, object] = {}
         self._time_field = time_field
         self._columns: dict[str, np.ndarray] | None = None
+        self._x: tuple | None = None
 
     def add(self, handle: int, record) -> None:
         self.records[handle] = record
@@ -118,7 +119,8 @@ class _Table:
         return len(doomed)
 
     def columns(self) -> dict[str, np.ndarray]:
-        """Every field as an array (``object`` for non-numbers), sorted by time."""
+        """Every field as an array (``object`` for text and colours), sorted by time; colours
+        also as ``color_index`` into ``palette``, texts also as ``has_text``."""
         if self._columns is None:
             recs = list(self.records.values())
             times = np.fromiter((getattr(r, self._time_field) for r in recs), dtype=np.int64,
@@ -135,12 +137,26 @@ class _Table:
                 elif name in ("up", "dashed"):
                     cols[name] = np.array(values, dtype=bool)
                 elif name == "color":
-                    cols["color_key"] = np.array([_key(c) for c in values], dtype=np.int64)
-                    cols[name] = np.array(values, dtype=object)
+                    keys = np.array([_key(c) for c in values], dtype=np.int64)
+                    _, first, index = np.unique(keys, return_index=True,
+                                                     return_inverse=True)
+                    cols["color_index"] = index.reshape(-1)
+                    cols["palette"] = np.array([values[i] for i in first], dtype=object)
                 else:
                     cols[name] = np.array(values, dtype=object)
+                    cols[f"has_{name}"] = np.array([bool(v) for v in values], dtype=bool)
             self._columns = cols
+            self._x = None
         return self._columns
+
+    def x(self, item: "OverlayItem", field: str) -> np.ndarray:
+        """Candle-index x of every record's ``field`` time, kept until the records or the
+        candles' length change."""
+        cols = self.columns()
+        key = (id(item.candles), len(item.candles), field)
+        if self._x is None or self._x[0] != key:
+            self._x = (key, item.x_of(cols[field]))
+        return self._x[1]
 
     def __len__(self) -> int:
         return len(self.records)
@@ -156,9 +172,15 @@ class OverlayItem(ViewSizedItem):
         self._font = axis_font()
         self._metrics = QtGui.QFontMetricsF(self._font)
         self._rects = RectBatch()
-        self._fragments = PrimitiveArray(QtGui.QPainter.PixmapFragment, 10)
+        # QPainter.PixmapFragment is ten doubles: x, y, source left, top, width, height,
+        # scale x, scale y, rotation, opacity.
+        self._fragments = np.empty((0, 10))
         self._sprites: dict[tuple[bool, int], QtGui.QPixmap] = {}
         self.setZValue(5)
+
+    @property
+    def candles(self) -> Candles | None:
+        return self._candles
 
     def set_candles(self, candles: Candles | None) -> None:
         self._candles = candles
@@ -228,18 +250,19 @@ class OverlayItem(ViewSizedItem):
         xb = np.floor(sx * self.x_of(cols["ts1"][idx]) + dx)
         left = np.maximum(np.minimum(xa, xb), -1.0)
         right = np.minimum(np.maximum(xa, xb), 1e6)
-        keys = cols["color_key"][idx]
-        for key in np.unique(keys):
-            sel = keys == key
-            p.setPen(QtCore.Qt.PenStyle.NoPen)
-            p.setBrush(cols["color"][idx[sel][0]])
+        colors = cols["color_index"][idx]
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        for ci in np.unique(colors):
+            sel = colors == ci
+            p.setBrush(cols["palette"][ci])
             self._rects.draw(p, left[sel], top, np.maximum(right[sel] - left[sel], 1.0),
                              bottom - top)
-        labelled = [i for i in idx.tolist() if cols["label"][i]]
-        if labelled and len(labelled) <= MAX_TEXTS:
+        labelled = idx[cols["has_label"][idx]]
+        if labelled.size and labelled.size <= MAX_TEXTS:
             p.setFont(self._font)
-            for i, xl in zip(labelled, np.floor(sx * self.x_of(cols["ts0"][labelled]) + dx)):
-                color = QtGui.QColor(cols["color"][i])
+            for i, xl in zip(labelled.tolist(),
+                             np.floor(sx * self.x_of(cols["ts0"][labelled]) + dx)):
+                color = QtGui.QColor(cols["palette"][cols["color_index"][i]])
                 color.setAlpha(255)
                 p.setPen(color)
                 p.drawText(QtCore.QPointF(max(xl, 0) + 4, top + self._metrics.ascent() + 4),
@@ -255,12 +278,11 @@ class OverlayItem(ViewSizedItem):
         xb = sx * self.x_of(cols["ts1"][idx]) + dx
         ya = sy * cols["p0"][idx] + dy
         yb = sy * cols["p1"][idx] + dy
-        keys = cols["color_key"][idx] * 2 + cols["dashed"][idx]
+        keys = cols["color_index"][idx] * 2 + cols["dashed"][idx]
         for key in np.unique(keys):
             sel = keys == key
-            first = idx[sel][0]
-            pen = QtGui.QPen(cols["color"][first], 1.5,
-                             QtCore.Qt.PenStyle.DashLine if cols["dashed"][first]
+            pen = QtGui.QPen(cols["palette"][key // 2], 1,
+                             QtCore.Qt.PenStyle.DashLine if key % 2
                              else QtCore.Qt.PenStyle.SolidLine)
             pen.setCosmetic(True)
             xs = np.column_stack((xa[sel], xb[sel])).ravel()
@@ -307,41 +329,43 @@ class OverlayItem(ViewSizedItem):
 
     def _paint_markers(self, p, cols, t_lo, t_hi, sx, dx, sy, dy) -> None:
         win = self._window(cols, t_lo, t_hi)
-        ts = cols["ts"][win]
-        if not ts.size:
+        if win.stop <= win.start:
             return
-        px = np.floor(sx * self.x_of(ts) + dx)
+        px = np.floor(sx * self._overlays.markers.x(self, "ts")[win] + dx)
         py = np.rint(sy * cols["price"][win] + dy)
         up = cols["up"][win]
-        keys = cols["color_key"][win]
+        colors = cols["color_index"][win]
         # An up marker sits under its price pointing up at it; a down marker above, pointing down.
         half = MARKER_SIZE / 2
         cy = np.where(up, py + half + 1, py - half - 1)
-        if ts.size > 2 * self._bounds_px_width(sx):
-            thin = np.unique(np.stack((px, cy, up, keys)), axis=1, return_index=True)[1]
-            keep = np.sort(thin)
+        ncol = len(cols["palette"])
+        style = up * ncol + colors  # kind and colour, one sprite each
+        if px.size > self._bounds_px_width(sx):
+            # Denser than the pixels: keep one marker per 3x3 pixel cell, kind and colour.
+            cell = (np.floor_divide(px, 3).astype(np.int64) * 8192
+                    + np.floor_divide(cy, 3).astype(np.int64) % 8192)
+            keep = np.sort(np.unique(cell * (2 * ncol) + style, return_index=True)[1])
         else:
-            keep = np.arange(ts.size)
-        for kind in (True, False):
-            for key in np.unique(keys[keep]):
-                sel = keep[(up[keep] == kind) & (keys[keep] == key)]
-                if not sel.size:
-                    continue
-                color = cols["color"][win][sel[0]]
-                pix = self._sprite(kind, color)
-                self._fragments.resize(sel.size)
-                frags = self._fragments.ndarray()
-                frags[:, 0] = px[sel] + 0.5
-                frags[:, 1] = cy[sel]
-                frags[:, 2:6] = (0, 0, MARKER_SIZE, MARKER_SIZE)
-                frags[:, 6:10] = (1.0, 1.0, 0.0, 1.0)
-                p.drawPixmapFragments(*self._fragments.drawargs(), pix)
-        texts = cols["text"][win]
-        with_text = [i for i in keep.tolist() if texts[i]]
-        if with_text and len(with_text) <= MAX_TEXTS:
+            keep = np.arange(px.size)
+        kept_style = style[keep]
+        for st in np.unique(kept_style):
+            sel = keep[kept_style == st]
+            pix = self._sprite(bool(st // ncol), cols["palette"][st % ncol])
+            if len(self._fragments) < sel.size:
+                self._fragments = np.empty((max(sel.size, 2 * len(self._fragments)), 10))
+            frags = self._fragments[:sel.size]
+            frags[:, 0] = px[sel] + 0.5
+            frags[:, 1] = cy[sel]
+            frags[:, 2:6] = (0, 0, MARKER_SIZE, MARKER_SIZE)
+            frags[:, 6:10] = (1.0, 1.0, 0.0, 1.0)
+            first = shiboken6.wrapInstance(frags.ctypes.data, QtGui.QPainter.PixmapFragment)
+            p.drawPixmapFragments(first, sel.size, pix)
+        with_text = keep[cols["has_text"][win][keep]]
+        if with_text.size and with_text.size <= MAX_TEXTS:
+            texts = cols["text"][win]
             p.setFont(self._font)
-            for i in with_text:
-                p.setPen(cols["color"][win][i])
+            for i in with_text.tolist():
+                p.setPen(cols["palette"][colors[i]])
                 y = cy[i] + (half + self._metrics.ascent() + 1 if up[i] else -half - 3)
                 w = self._metrics.horizontalAdvance(texts[i])
                 p.drawText(QtCore.QPointF(px[i] + 0.5 - w / 2, y), texts[i])
@@ -357,8 +381,9 @@ class OverlayItem(ViewSizedItem):
         px = sx * self.x_of(ts) + dx
         py = sy * cols["price"][win] + dy
         p.setFont(self._font)
+        palette, colors = cols["palette"], cols["color_index"][win]
         for i in range(ts.size):
-            p.setPen(cols["color"][win][i])
+            p.setPen(palette[colors[i]])
             p.drawText(QtCore.QPointF(px[i] + 4, py[i] - 4), cols["text"][win][i])
 
 

@@ -19,6 +19,7 @@ Pure numpy: no Qt here.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,8 +27,9 @@ import numpy as np
 from ...market.candles import Candles
 
 _MIN_CAPACITY = 64
-FINENESS = 8
-"""``columns`` reads buckets at most 1/8 as wide as the ranges it aggregates."""
+FINENESS = 2
+"""``columns`` reads buckets at most half as wide as the ranges it aggregates (so a column
+is off by at most a quarter of a pixel)."""
 
 
 class _Level:
@@ -183,21 +185,27 @@ class CandlePyramid:
             k += 1
         return float(low), float(high), float(volume)
 
-    def columns(self, edges: np.ndarray) -> ColumnStats:
+    def level_for(self, candles_per_range: float) -> int:
+        """The coarsest level whose buckets fit ``FINENESS`` times in ranges this wide."""
+        if candles_per_range < 2 * FINENESS:
+            return 0
+        return min(int(math.log2(candles_per_range / FINENESS)), len(self._levels))
+
+    def columns(self, edges: np.ndarray, level: int | None = None) -> ColumnStats:
         """Aggregates of the candle ranges between consecutive ``edges`` (non-decreasing candle
         indices, clipped to ``[0, n]``).
 
-        The level is the coarsest whose buckets fit ``FINENESS`` times in the narrowest
-        non-empty range; each edge is rounded to that level's bucket grid, so a range starts
-        or ends at most 1/(2 * FINENESS) of a range away from where it was asked.
-        O(len(edges) * FINENESS)."""
+        Read at ``level`` (default: ``level_for`` the narrowest non-empty range); each edge is
+        rounded to that level's bucket grid, so with the default a range starts or ends at
+        most 1/(2 * FINENESS) of a range away from where it was asked. O(len(edges) *
+        FINENESS)."""
         n = self._n
         edges = np.clip(np.asarray(edges, dtype=np.int64), 0, n)
-        widths = np.diff(edges)
-        nonempty = widths[widths > 0]
-        k = 0
-        if nonempty.size:
-            k = max(0, min(int(np.log2(nonempty.min() / FINENESS)), len(self._levels)))
+        if level is None:
+            widths = np.diff(edges)
+            nonempty = widths[widths > 0]
+            level = self.level_for(float(nonempty.min())) if nonempty.size else 0
+        k = min(level, len(self._levels))
         high_k, low_k, volume_k, count = self._arrays(k)
         if k:
             buckets = np.minimum((edges + (1 << (k - 1))) >> k, count)

@@ -102,7 +102,7 @@ def visible_candles(candles: Candles, pyramid: CandlePyramid, x0: float, x1: flo
         return empty_visible()
     j = np.arange(j_first, j_last + 1)
     edges = np.ceil(x0 + j * per_px).astype(np.int64)
-    stats = pyramid.columns(edges)
+    stats = pyramid.columns(edges, pyramid.level_for(math.floor(per_px)))
     cols = j[stats.column]
     x = x0 + (cols + 0.5) * per_px
     return VisibleCandles(True, x, stats.open, stats.high, stats.low, stats.close,

@@ -36,7 +36,7 @@ from .device_warmup import DeviceChoice, DeviceWarmup
 from .gauges import DeviceGauges
 from .prediction_overlay import PredictionOverlay
 from .worker import (CandleSnapshot, LiveJob, LiveWorker, ProgressRelay, TrainingJob,
-                     TrainingWorker, WorkerThread)
+                     TrainingWorker, WorkerThread, collect_garbage_on_gui_thread)
 
 log = logging.getLogger(__name__)
 STATES = ("idle", "preparing", "training", "live", "stopping", "failed")
@@ -292,6 +292,9 @@ class TrainingDock(QDockWidget):
             raise ValueError(f"unknown training state {state!r}")
         changed = state != self.state
         self.state, self.detail = state, detail
+        if not changed:  # progress: the words change, nothing else
+            self.detail_label.setText(detail)
+            return
         self._show_state()
         active = state in ("preparing", "training", "live", "stopping") and self.busy
         if active and not self.gauges.active:
@@ -299,9 +302,8 @@ class TrainingDock(QDockWidget):
         elif not active and self.gauges.active:
             self.gauges.stop()
             self.gauges.sample()
-        if changed:
-            log.info("training panel: %s%s", state, f" — {detail}" if detail else "")
-            self.state_changed.emit(state)
+        log.info("training panel: %s%s", state, f" — {detail}" if detail else "")
+        self.state_changed.emit(state)
 
     def _show_state(self) -> None:
         self.state_label.setText(self.state)
@@ -331,6 +333,7 @@ class TrainingDock(QDockWidget):
     # -- device warm-up ----------------------------------------------------------------------
     @Slot(list)
     def _devices_ready(self, devices: list) -> None:
+        collect_garbage_on_gui_thread()
         self.settings.fill(devices)
         self.settings.device.currentIndexChanged.connect(self._device_changed)
         self._device_changed()

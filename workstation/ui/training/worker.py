@@ -5,6 +5,10 @@ progress back.
   thread ends by itself when ``work()`` returns, and the worker moves back to the GUI thread
   so that it can be dropped there safely. Compute workers run at a lower priority (and so do
   the torch threads they start), so that the GUI thread wins the CPU when it wakes up.
+- ``collect_garbage_on_gui_thread``: Python's cyclic garbage collection runs on a GUI timer
+  only, never in a worker thread (where it would destroy Qt objects on the wrong thread, and
+  hold the GIL for a whole collection), and the objects alive once torch is loaded are frozen
+  out of it (a full collection of them takes 0.3 s, a stall of the GUI wherever it runs).
 - ``ProgressRelay``: a worker thread ``put``s items (training events, live predictions); the
   GUI thread receives them in batches through ``delivered(list)``, at most
   ``MAX_DELIVERIES_PER_S`` times a second and never later than one interval after they were
@@ -23,6 +27,7 @@ plain function slot in the emitting thread.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -53,6 +58,20 @@ def lower_thread_priority() -> None:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
         except OSError as exc:
             log.debug("cannot lower the priority of the worker thread: %s", exc)
+
+
+_gui_collector = None
+
+
+def collect_garbage_on_gui_thread() -> None:
+    """See the module docstring; call it on the GUI thread once the heavy modules are loaded
+    (again: no effect but a new freeze)."""
+    global _gui_collector
+    gc.freeze()
+    if _gui_collector is None:
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        _gui_collector = GarbageCollector(interval=0.5)
 
 
 class ThreadWorker(QObject):
