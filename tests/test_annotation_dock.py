@@ -128,7 +128,7 @@ def test_enter_or_double_click_on_a_row_moves_the_chart_there(host, qtbot):
     QTest.mouseDClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton,
                       pos=rect.center())
     assert host.chart.cursor_index == 150
-    assert host.layer.item.selected.id == SAMPLE[4].id
+    assert host.layer.graphics.selected.id == SAMPLE[4].id
 
 
 def test_a_bad_import_file_imports_nothing_and_names_the_record_and_field(host, tmp_path,
@@ -177,7 +177,7 @@ def test_a_csv_without_symbol_and_timeframe_gets_the_charts(host, tmp_path):
     (imported,) = [a for a in host.layer.model.annotations() if a.notes == "from my spreadsheet"]
     assert (imported.symbol, imported.timeframe, round(imported.pnl_pct, 2)) == (
         "ETH/USDT", "1m", 5.0)
-    assert len(host.layer.item.trades) == 4
+    assert len(host.layer.graphics.trades) == 4
 
 
 def test_totals_and_formats():
@@ -200,3 +200,20 @@ def test_the_model_and_filter_stand_alone(qtbot):
     assert proxy.rowCount() == 2 and model.row_of(SAMPLE[0].id) == -1
     with pytest.raises(ValueError, match="unknown kind"):
         proxy.set_kind("Trade")
+
+
+def test_bench_chart_annotations_prints_one_json_object_per_case(capsys):
+    from workstation.cli import main
+
+    assert main(["bench", "chart-annotations", "--candles", "20000", "--annotations", "500",
+                 "--reps", "3", "--loads", "1", "--json"]) == 0
+    cases = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert [c["case"] for c in cases] == ["load", "pan", "pan", "pan", "add"]
+    load = cases[0]
+    assert load["annotations"] == 500 and load["load_ms_median"] > 0 and load["store_ms"] > 0
+    assert [c["view"] for c in cases[1:4]] == ["500", "20k", "all"]
+    assert cases[3]["visible_annotations"] >= 495  # all but the first 40 candles shown
+    for c in cases[1:4]:
+        assert 0 < c["without_ms_median"] and 0 < c["with_ms_median"] <= c["with_ms_p95"]
+        assert set(c["targets"]) == {"pan_ms_median", "pan_ms_p95"}
+    assert cases[4]["add_ms_median"] > 0

@@ -179,7 +179,7 @@ def test_keyboard_only_trades_regions_undo_redo_survive_a_restart(qtbot, tmp_pat
     shown = again.layer.model.annotations()
     assert sorted(trade_fields(a) for a in shown if isinstance(a, Trade)) == sorted(trades)
     assert [region_fields(a) for a in shown if isinstance(a, Region)] == [up]
-    assert len(again.layer.item.trades) == 3 and len(again.layer.item.regions) == 1
+    assert len(again.layer.graphics.trades) == 3 and len(again.layer.graphics.regions) == 1
     assert not again.layer.undo_stack.canUndo()  # a new session starts a new history
     qtbot.waitUntil(lambda: again.layer.dock.totals.text().startswith("4 annotations · 3 trades"))
     again.close()
@@ -256,12 +256,12 @@ def test_delete_under_the_cursor_and_undo_bring_back_the_same_record(host):
     host.press(Key.Key_Delete)
     assert [type(a) for a in host.layer.model.annotations()] == [Trade]
     host.press(Key.Key_Delete)
-    assert host.layer.model.rowCount() == 0 and len(host.layer.item) == 0
+    assert host.layer.model.rowCount() == 0 and len(host.layer.graphics) == 0
     host.press(Key.Key_Delete)
     assert host.layer.last_message == "No annotation on the cursor candle"
     host.press(Key.Key_Z, CTRL)
     assert host.layer.store.get(trade.id) == trade  # same id, times and values
-    assert len(host.layer.item.trades) == 1
+    assert len(host.layer.graphics.trades) == 1
 
 
 def test_next_and_previous_jump_between_annotations_and_select_them(host):
@@ -284,7 +284,7 @@ def test_next_and_previous_jump_between_annotations_and_select_them(host):
     host.press(Key.Key_P)
     assert host.chart.cursor_index == 120
     assert host.layer.dock.current().label == "uptrend"
-    assert host.layer.item.selected.label == "uptrend"
+    assert host.layer.graphics.selected.label == "uptrend"
 
 
 def test_e_edits_the_notes_in_a_dialog_and_undo_restores_them(host, qtbot):
@@ -293,6 +293,8 @@ def test_e_edits_the_notes_in_a_dialog_and_undo_restores_them(host, qtbot):
     host.cursor_to(75)
     host.press(Key.Key_X)
     host.cursor_to(72)
+    host.press(Key.Key_P)  # selects it in the list too
+    assert host.chart.cursor_index == 70
 
     def fill_in():
         dialog = QtWidgets.QApplication.activeModalWidget()
@@ -308,6 +310,7 @@ def test_e_edits_the_notes_in_a_dialog_and_undo_restores_them(host, qtbot):
     assert host.layer.store.get(trade.id).notes == trade.notes
     index = host.layer.model.index(0, 4)
     assert index.data() == "faded the spike second line"
+    assert host.layer.dock.current().notes == trade.notes  # still the selected row
     host.focus_chart()
     host.press(Key.Key_Z, CTRL)
     assert host.layer.store.get(trade.id).notes == ""
@@ -399,7 +402,7 @@ def test_annotations_are_drawn_where_they_are_and_only_for_this_series(host, qtb
                   entry_ts=int(c.ts[N - 40]), entry_price=float(c.close[N - 40]),
                   exit_ts=int(c.ts[N - 10]), exit_price=float(c.close[N - 10]))
     host.layer.store.add(other)
-    assert len(host.layer.item.trades) == 1 and host.layer.model.rowCount() == 1
+    assert len(host.layer.graphics.trades) == 1 and host.layer.model.rowCount() == 1
     host.press(Key.Key_Z, CTRL)
     after_undo = grab()
     assert changed_near_entry(before, after_undo) == 0
@@ -420,10 +423,59 @@ def test_another_series_reloads_and_forgets_the_pending_entry_and_history(host, 
     host.press(Key.Key_S)
     other_csv = write_candles_csv(make_candles(), tmp_path / "btc.csv")
     host.open_csv(other_csv, symbol="BTC/USDT")
-    assert host.layer.model.rowCount() == 0 and len(host.layer.item) == 0
+    assert host.layer.model.rowCount() == 0 and len(host.layer.graphics) == 0
     assert host.layer.tools.pending is None and not host.layer.undo_stack.canUndo()
     assert host.chart.overlays.count(PENDING_GROUP) == 0
     host.press(Key.Key_L)
     host.press(Key.Key_Left, times=5)
     host.press(Key.Key_X)
     assert "after the entry" in host.layer.last_message
+
+
+def test_packed_trades_become_ticks_in_a_lane_along_the_top(host, qtbot):
+    from workstation.ui.annotations.drawing import STRIP_PX, TRADE_LANE
+
+    c = host.chart.candles
+    host.layer.store.merge([
+        Trade(symbol="ETH/USDT", timeframe="1m", direction="long" if k % 2 else "short",
+              entry_ts=int(c.ts[2 * k]), entry_price=float(c.close[2 * k]),
+              exit_ts=int(c.ts[2 * k + 1]), exit_price=float(c.close[2 * k + 1]))
+        for k in range(199)])
+    assert len(host.layer.graphics.trades) == 199
+
+    def lane_colors() -> tuple[int, int]:
+        qtbot.wait(10)
+        image = host.chart.view.viewport().grab().toImage()
+        top = host.chart.view.mapFromScene(host.chart.price_view.sceneBoundingRect().topLeft())
+        width = int(host.chart.price_view.sceneBoundingRect().width())
+        up, down = (QtGui.QColor(x).rgb() for x in (host.chart.colors.up,
+                                                     host.chart.colors.down))
+        lane = top.y() + TRADE_LANE * (STRIP_PX + 1)
+        longs = sum(image.pixel(top.x() + x, lane + 1) == up for x in range(width))
+        shorts = sum(image.pixel(top.x() + x, lane + STRIP_PX - 2) == down for x in range(width))
+        return longs, shorts
+
+    host.chart.fit_all()  # 199 trades in about 1000 px: packed
+    longs, shorts = lane_colors()
+    assert longs > 50 and shorts > 50
+    host.chart.set_cursor(30)
+    host.chart.zoom(20)  # 20 candles on screen: markers, not ticks
+    assert lane_colors() == (0, 0)
+
+
+def test_an_undo_the_store_refuses_is_reported_and_dropped_from_the_history(host, qtbot):
+    host.cursor_to(10)
+    host.press(Key.Key_L)
+    host.cursor_to(20)
+    host.press(Key.Key_X)
+    (trade,) = host.layer.model.annotations()
+    with AnnotationStore(host.paths.annotations_db) as other:  # another process deletes it
+        other.delete(trade.id)
+    host.press(Key.Key_Z, CTRL)
+    box = host.window.findChild(QtWidgets.QMessageBox)
+    assert box is not None and box.isVisible()
+    assert "Could not undo “add long trade”" in box.text() and trade.id in box.text()
+    assert host.layer.undo_stack.count() == 0
+    assert not host.layer.actions["annotate.undo"].isEnabled()
+    assert host.layer.model.rowCount() == 0 and len(host.layer.graphics) == 0  # as stored
+    box.accept()

@@ -9,7 +9,9 @@ them. Measured, in milliseconds, from the change to the end of the repaint it ca
   and p95 of ``--reps`` each);
 - ``jump``: repaints after moving the view to random places (median of 5);
 - ``tick``: a forming-candle update followed by its repaint (median and p95 of ``--ticks``);
-- ``peak_rss_mb``: the process's peak resident memory (data, Qt and all).
+- ``peak_rss_mb``: the process's peak resident memory (data, Qt and all);
+- ``*_cpu_ms_median``: the CPU time of the same repaints, which other work on the machine
+  disturbs less than the wall-clock times (``load_avg`` says how busy it was).
 
 References: pyqtgraph's documented candlestick example (``examples/customGraphicsItem.py``:
 one ``QPicture`` of every candle, rebuilt when the data changes) and finplot, when it can be
@@ -189,7 +191,8 @@ def _add_ratios(cases: list[dict]) -> None:
                     held[f"{key}_{factor:g}x_{ref}"] = other[key] >= factor * case[key]
         smaller = _find(cases, "workstation", 100_000, case["view"])
         if smaller is not None:
-            for key in ("pan_ms_median", "zoom_ms_median", "tick_ms_median"):
+            for key in ("pan_ms_median", "zoom_ms_median", "tick_ms_median",
+                        "pan_cpu_ms_median", "zoom_cpu_ms_median", "tick_cpu_ms_median"):
                 held[f"{key}_within_20pct_of_100k"] = case[key] <= 1.2 * smaller[key]
         case["targets"] = held
 
@@ -280,19 +283,24 @@ class _PaintClock:
                 return False
 
         self._app = app
+        self.cpu_ms: list[float] = []
         self._counter = Counter()
         viewport.installEventFilter(self._counter)
 
     def time(self, change, timeout: float = 120.0) -> float:
-        """Milliseconds from calling ``change()`` until the viewport has painted."""
+        """Milliseconds from calling ``change()`` until the viewport has painted; the CPU
+        time this thread spent on it is appended to ``cpu_ms``."""
         before = self._counter.count
+        c0 = time.thread_time()
         t0 = time.perf_counter()
         change()
         while self._counter.count == before:
             self._app.processEvents()
             if time.perf_counter() - t0 > timeout:
                 raise RuntimeError("no repaint followed the change")
-        return (time.perf_counter() - t0) * 1000.0
+        wall = (time.perf_counter() - t0) * 1000.0
+        self.cpu_ms.append((time.thread_time() - c0) * 1000.0)
+        return wall
 
 
 def _load(path: str) -> dict[str, np.ndarray]:
@@ -450,9 +458,12 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
     width = base[1] - base[0]
     first_ms = clock.time(lambda: target.load(*base))
 
-    def series(moves) -> list[float]:
+    cpu: dict[str, list[float]] = {}
+
+    def series(name, moves) -> list[float]:
         out = []
         budget.start()
+        clock.cpu_ms = cpu[name] = []
         for x0, x1 in moves:
             out.append(clock.time(lambda: target.set_view(x0, x1)))
             if not budget.left():
@@ -464,7 +475,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
     else:  # nearly everything is visible: pan back and forth
         pans = [(base[0] - PAN_CANDLES * (k % 2), base[1] - PAN_CANDLES * (k % 2))
                 for k in range(1, reps + 1)]
-    pan = series(pans)
+    pan = series("pan", pans)
     clock.time(lambda: target.set_view(*base))
     centre = (base[0] + base[1]) / 2
     zooms = []
@@ -472,16 +483,17 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
     for k in range(reps):  # in, then back out
         w = w / ZOOM_FACTOR if k < (reps + 1) // 2 else w * ZOOM_FACTOR
         zooms.append((centre - w / 2, centre + w / 2))
-    zoom = series(zooms)
+    zoom = series("zoom", zooms)
     jumps = []
     for _ in range(min(JUMPS, reps)):
         start = float(rng.uniform(-0.5, max(n - width - 0.5, 0.0)))
         jumps.append((start, start + width))
-    jump = series(jumps)
+    jump = series("jump", jumps)
     clock.time(lambda: target.set_view(*base))
     tick = []
     o, h, l, c, v = (float(data[k][-1]) for k in ("open", "high", "low", "close", "volume"))
     budget.start()
+    clock.cpu_ms = cpu["tick"] = []
     for _ in range(ticks):
         c = max(c * (1 + rng.normal(0, 2e-4)), 1e-9)
         h, l, v = max(h, c), min(l, c), v + float(rng.uniform(0, 1))
@@ -495,6 +507,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
         case[f"{name}_ms_median"] = round(med, 3)
         case[f"{name}_ms_p95"] = round(p95, 3)
         case[f"{name}_n"] = len(samples)
+        case[f"{name}_cpu_ms_median"] = round(_stats(cpu[name])[0], 3)
     case["jump_ms_median"] = round(_stats(jump)[0], 3)
     if renderer == "workstation":
         appends = []

@@ -64,6 +64,7 @@ class TrainConfig:
     log_every: int = 20
     seed: int = 0
     cpu_threads: int = CPU_THREADS
+    mixed_precision: bool = True  # bf16 autocast on CUDA (the CPU always trains in fp32)
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "log_every"):
@@ -346,7 +347,7 @@ class Trainer:
 
     # -- the loop ------------------------------------------------------------------------------
     def _autocast(self):
-        if self.device.type == "cuda":
+        if self.device.type == "cuda" and self.train_config.mixed_precision:
             return torch.autocast("cuda", dtype=torch.bfloat16)
         return contextlib.nullcontext()
 

@@ -38,14 +38,14 @@ class DataBar(QToolBar):
         self.badge = QLabel("DEMO")
         self.badge.setObjectName("demoBadge")
         self.badge.setToolTip("Simulated market data: not a real exchange")
-        self.badge.hide()
         for label, widget in (("Source", self.source), ("Symbol", self.symbol),
                               ("Timeframe", self.timeframe)):
             self.addWidget(QLabel(f" {label} "))
             self.addWidget(widget)
         self.addWidget(self.open_button)
         self.addSeparator()
-        self.addWidget(self.badge)
+        self._badge_action = self.addWidget(self.badge)  # a toolbar shows widgets by action
+        self._badge_action.setVisible(False)
         self.open_button.clicked.connect(self.request_open)
         self.symbol.returnPressed.connect(self.request_open)
 
@@ -62,4 +62,7 @@ class DataBar(QToolBar):
         self.open_requested.emit(*self.values())
 
     def show_demo(self, is_demo: bool) -> None:
-        self.badge.setVisible(is_demo)
+        self._badge_action.setVisible(is_demo)
+
+    def demo_shown(self) -> bool:
+        return self._badge_action.isVisible()

@@ -12,6 +12,14 @@ from PySide6.QtWidgets import (QDialog, QLineEdit, QListWidget, QListWidgetItem,
 from .. import __version__
 from . import shortcuts
 from .resources import app_icon
+from .shortcuts import Command
+
+HELP = "Help"
+shortcuts.register(
+    Command("help.shortcuts", "Keyboard shortcuts", ("?",), HELP, "Show every shortcut"),
+    Command("help.palette", "Command palette…", ("Ctrl+K",), HELP,
+            "Find any command by name and run it"),
+)
 
 
 class CheatSheet(QDialog):

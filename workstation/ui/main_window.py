@@ -4,6 +4,7 @@ status bar, and the menus built from the one shortcut registry."""
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Signal
@@ -18,7 +19,7 @@ from .live_data import LiveData
 from .log_dock import LogDock
 from .resources import icon
 from .status import StatusPanel
-from .theme import apply_theme
+from .theme import CHART_COLORS, THEMES, apply_theme
 
 log = logging.getLogger(__name__)
 FIRST_SOURCE = ("binance", "ETH/USDT", "1m")
@@ -59,6 +60,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.annotations.dock, self.training)
         self.annotations.dock.raise_()
 
+        self.training.device_text_changed.connect(self.status.show_device)
         self.live.candles_changed.connect(self._candles_changed)
         self.live.state_changed.connect(self._state_changed)
         self.data_bar.open_requested.connect(self._open_requested)
@@ -127,8 +129,8 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_menus(self) -> None:
+        from . import shortcuts
         from .help import CheatSheet, CommandPalette, show_about
-        from .shortcuts import install_commands
 
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
@@ -142,17 +144,17 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self._action("Quit", self.close, shortcut="Ctrl+Q", icon_name="quit"))
 
         view = bar.addMenu("&View")
-        self.chart_actions = install_commands(self, self.chart.command_slots(), group="chart")
-        for action in self.chart_actions.values():
+        for action in self.chart.actions_by_id.values():
             view.addAction(action)
         view.addSeparator()
         themes = QActionGroup(self)
-        for name in ("dark", "light"):
+        self.theme_actions = {}
+        for name in THEMES:
             action = QAction(f"{name.title()} theme", self, checkable=True)
-            action.triggered.connect(lambda _=False, n=name: self.set_theme(n))
+            action.triggered.connect(partial(self.set_theme, name))
             themes.addAction(action)
             view.addAction(action)
-        self.theme_actions = {a.text().split()[0].lower(): a for a in themes.actions()}
+            self.theme_actions[name] = action
         view.addSeparator()
         for dock in (self.annotations.dock, self.training, self.log_dock):
             view.addAction(dock.toggleViewAction())
@@ -169,16 +171,17 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         self.cheat_sheet = CheatSheet(self)
         self.palette = CommandPalette(self)
-        for action in install_commands(self, {"help.shortcuts": self.cheat_sheet.show,
-                                              "help.palette": self.palette.open_palette},
-                                       group="help").values():
+        help_actions = shortcuts.create_actions(
+            self, {"help.shortcuts": self.cheat_sheet.show, "help.palette": self.palette.open_palette},
+            Qt.WindowShortcut)
+        for action in help_actions.values():
             help_menu.addAction(action)
-        help_menu.addAction(self._action("About Workstation", lambda: show_about(self),
+        help_menu.addAction(self._action("About Workstation", partial(show_about, self),
                                          icon_name="about"))
 
     def set_theme(self, name: str) -> None:
         applied = apply_theme(QApplication.instance(), name)
-        self.chart.set_theme(applied)
+        self.chart.set_colors(CHART_COLORS[applied])
         self.theme_actions[applied].setChecked(True)
         self.settings.setValue("view/theme", applied)
 

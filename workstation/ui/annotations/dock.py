@@ -36,9 +36,9 @@ from ..live_data import LiveData
 from ..resources import icon
 from ..shortcuts import create_actions
 from .commands import AddAnnotation, DeleteAnnotation, EditAnnotation, describe
-from .drawing import AnnotationItem, PreviewOverlays
+from .drawing import AnnotationGraphics, PreviewOverlays
 from .list_model import (ANNOTATION_ROLE, HOLDING, KINDS, PNL, TIME, TYPE, AnnotationFilter,
-                         AnnotationTableModel, Totals, format_time)
+                         AnnotationTableModel, format_time)
 from .tools import REGION_KEYS, AnnotationTools, ToolRefused
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ class AnnotationDock(QDockWidget):
         self.update_totals()
 
     def update_totals(self) -> None:
-        self.totals.setText(Totals.of(self.proxy.annotations()).text())
+        self.totals.setText(self.proxy.totals().text())
 
     def select(self, ann: Annotation | None) -> None:
         """Make ``ann``'s row current (scrolled into view), or clear the selection."""
@@ -163,7 +163,7 @@ class AnnotationLayer(QObject):
                                   QSettings.Format.IniFormat)
         self.undo_stack = QUndoStack(self)
         self.tools = AnnotationTools()
-        self.item = AnnotationItem(chart)
+        self.graphics = AnnotationGraphics(chart)
         self.preview = PreviewOverlays(chart)
         self.model = AnnotationTableModel(self)
         self.dock = AnnotationDock(self.model, parent)
@@ -171,6 +171,7 @@ class AnnotationLayer(QObject):
         self.annotations: dict[str, Annotation] = {}
         self.selected: Annotation | None = None
         self.last_message = ""
+        self.closed = False
         self.actions = self._create_actions()
         self._unsubscribe = self.store.subscribe(self._store_changed)
         live.candles_changed.connect(self._candles_changed, Qt.ConnectionType.QueuedConnection)
@@ -256,8 +257,8 @@ class AnnotationLayer(QObject):
         if self.selected is not None and self.selected.id not in self.annotations:
             self.selected = None
         self.model.set_annotations(found)
-        self.item.set_annotations(found)
-        self.item.set_selected(self.selected)
+        self.graphics.set_annotations(found)
+        self.graphics.set_selected(self.selected)
         self._show_preview()
 
     def _store_changed(self, change) -> None:
@@ -271,18 +272,24 @@ class AnnotationLayer(QObject):
             if change.action == "deleted":
                 self.annotations.pop(ann.id, None)
                 self.model.remove(ann.id)
-                self.item.remove(ann.id)
+                self.graphics.remove(ann.id)
                 if self.selected is not None and self.selected.id == ann.id:
                     self.selected = None
             else:
                 self.annotations[ann.id] = ann
                 self.model.put(ann)
-                self.item.put(ann)
+                self.graphics.put(ann)
                 if self.selected is not None and self.selected.id == ann.id:
                     self.selected = ann
 
     def close(self) -> None:
-        """Stop listening and close the store (at shutdown)."""
+        """Stop listening and close the store (at shutdown); closing again does nothing."""
+        if self.closed:
+            return
+        self.closed = True
+        self.live.candles_changed.disconnect(self._candles_changed)
+        self.chart.cursor_moved.disconnect(self._cursor_moved)
+        self.chart.candle_clicked.disconnect(self._candle_clicked)
         self.undo_stack.clear()
         for action in (*self.actions.values(), *self._file_actions):
             action.setEnabled(False)
@@ -318,7 +325,10 @@ class AnnotationLayer(QObject):
         self.undo_stack.push(command)
 
     def _command_failed(self, text: str) -> None:
+        """A change the store refused (the file changed under us): say so, and show what
+        the store holds now."""
         log.error("annotation change failed: %s", text)
+        self.reload()
         self._say(text)
         box = QMessageBox(QMessageBox.Icon.Warning, "Annotations", text,
                           QMessageBox.StandardButton.Ok, self.window)
@@ -455,7 +465,7 @@ class AnnotationLayer(QObject):
 
     def _select(self, ann: Annotation | None) -> None:
         self.selected = ann
-        self.item.set_selected(ann)
+        self.graphics.set_selected(ann)
 
     def edit_notes(self) -> None:
         ann = self.annotation_at(self.chart.cursor_index)

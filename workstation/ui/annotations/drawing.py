@@ -1,8 +1,9 @@
 """How annotations look on the chart's price pane.
 
 - A trade: a ▲ under its entry price and a ▼ over its exit price, green for a long and red
-  for a short (the chart's up and down colours), joined by a dashed segment, with its P&L %
-  under the exit marker (green for a profit, red for a loss).
+  for a short (the chart's up and down colours), joined by a dashed segment (solid when more
+  than ``MAX_DASHED`` trades are on screen), with its P&L % beside the exit marker (green for
+  a profit, red for a loss).
 - A region: a shaded band over its candles (uptrend green, downtrend red, range grey, any
   other label violet) with its label at the top.
 - A point note: a small yellow square at its price (or the candle's close) with its notes.
@@ -11,15 +12,15 @@
   to the cursor candle and the P&L a close there would make, and the mark as a band from the
   mark to the cursor (``PreviewOverlays``, in the chart's overlay group ``annotations.pending``).
 
-``AnnotationItem`` holds the series' annotations as numpy columns (an annotation added,
+``AnnotationGraphics`` holds the series' annotations as numpy columns (an annotation added,
 changed or removed touches one row) and paints, in device pixels, only those that overlap
 the exposed part of the view. Shades are painted beneath the grid and candles in opaque
 colours mixed with the chart's background: the same look as a translucent band, but Qt
-fills them on its fast path (blending a tall thin band costs time per scan line). When
-trades are packed tighter than a marker's width, each is drawn as one bar spanning its time
-and prices (markers, segments and texts would only pile up), and regions that dense as a
-strip along the top of the pane; a text is drawn only where there is room for it, and for at
-most ``MAX_TEXTS`` annotations per frame.
+fills them on its fast path (blending a tall thin band costs time per scan line). Where
+they would only pile up, annotations become ticks in three lanes along the top of the pane
+(regions, trades, notes): trades packed tighter than a marker's width, regions narrower
+than ``MIN_BAND_PX``, point notes as packed as such trades. A text is drawn only where there
+is room for it, and for at most ``MAX_TEXTS`` annotations per frame.
 """
 
 from __future__ import annotations
@@ -39,16 +40,20 @@ from .tools import AnnotationTools
 
 PENDING_GROUP = "annotations.pending"
 MARKER_SIZE = 11  # px, the width and height of a marker triangle
-DENSE_SPACING_PX = 8.0  # trades closer than this on average are drawn as bars
-STRIP_PX = 6  # regions that dense are drawn as a strip this tall along the top
+DENSE_SPACING_PX = 8.0  # trades (and notes) closer than this on average become ticks
+MIN_BAND_PX = 4  # regions narrower than this on screen are drawn in their lane
+STRIP_PX = 6  # the height of a lane along the top of the pane
+REGION_LANE, TRADE_LANE, POINT_LANE = range(3)
 TEXT_SPACING_PX = 48.0  # P&L texts are drawn while trades are at least this far apart
 MAX_TEXTS = 300
+MAX_DASHED = 64  # with more trades on screen, their segments are solid (dashing costs)
 SHADE_ALPHA = 0.19  # how much of a region's colour shows over the background
 POINT_COLOR = "#f0b90b"
 RANGE_COLOR = "#787b86"
 CUSTOM_COLOR = "#7e57c2"
-_LABEL_CODES = {RegionLabel.UPTREND: 0, RegionLabel.DOWNTREND: 1, RegionLabel.RANGE: 2,
-                RegionLabel.CUSTOM: 3}
+_LABEL_CODES = {RegionLabel.UPTREND.value: 0, RegionLabel.DOWNTREND.value: 1,
+                RegionLabel.RANGE.value: 2}
+_CUSTOM_CODE = 3
 
 
 def pnl_text(pnl_pct: float) -> str:
@@ -84,17 +89,18 @@ class _Columns:
     def col(self, name: str) -> np.ndarray:
         return self._cols[name][: len(self.ids)]
 
-    def set_all(self, ids: list[str], values: dict[str, list]) -> None:
+    def set_all(self, ids: list[str], columns: list[list]) -> None:
+        """Exactly these rows, given as one list per column (in the columns' order)."""
         self.version += 1
         self.ids = list(ids)
         self._row = {ann_id: i for i, ann_id in enumerate(self.ids)}
         size = max(16, len(ids))
-        for name, dt in self._dtypes.items():
+        for (name, dt), values in zip(self._dtypes.items(), columns):
             col = np.empty(size, dtype=dt)
-            col[: len(ids)] = values[name] if ids else []
+            col[: len(ids)] = values
             self._cols[name] = col
 
-    def put(self, ann_id: str, row: dict) -> None:
+    def put(self, ann_id: str, row: list) -> None:
         self.version += 1
         i = self._row.get(ann_id)
         if i is None:
@@ -106,8 +112,8 @@ class _Columns:
                     self._cols[name] = bigger
             self.ids.append(ann_id)
             self._row[ann_id] = i
-        for name, value in row.items():
-            self._cols[name][i] = value
+        for col, value in zip(self._cols.values(), row):
+            col[i] = value
 
     def remove(self, ann_id: str) -> bool:
         i = self._row.pop(ann_id, None)
@@ -125,23 +131,26 @@ class _Columns:
         return True
 
 
-def _trade_row(t: Trade) -> dict:
-    return {"entry_ts": t.entry_ts, "exit_ts": t.exit_ts, "entry_price": t.entry_price,
-            "exit_price": t.exit_price, "long": t.direction is Direction.LONG, "pnl": t.pnl_pct}
+def _trade_columns(trades: list[Trade]) -> list[list]:
+    return [[t.entry_ts for t in trades], [t.exit_ts for t in trades],
+            [t.entry_price for t in trades], [t.exit_price for t in trades],
+            [t.direction is Direction.LONG for t in trades], [t.pnl_pct for t in trades]]
 
 
-def _region_row(r: Region) -> dict:
-    return {"start_ts": r.start_ts, "end_ts": r.end_ts, "code": _LABEL_CODES[r.label_kind],
-            "label": r.label}
+def _region_columns(regions: list[Region]) -> list[list]:
+    return [[r.start_ts for r in regions], [r.end_ts for r in regions],
+            [_LABEL_CODES.get(r.label, _CUSTOM_CODE) for r in regions],
+            [r.label for r in regions]]
 
 
-def _point_row(p: Point) -> dict:
-    return {"ts": p.ts, "price": math.nan if p.price is None else p.price,
-            "text": p.notes.splitlines()[0][:40] if p.notes else ""}
+def _point_columns(points: list[Point]) -> list[list]:
+    return [[p.ts for p in points],
+            [math.nan if p.price is None else p.price for p in points],
+            [p.notes.splitlines()[0][:40] if p.notes else "" for p in points]]
 
 
-_ROWS = {Trade: ("trades", _trade_row), Region: ("regions", _region_row),
-         Point: ("points", _point_row)}
+_COLUMNS = {Trade: ("trades", _trade_columns), Region: ("regions", _region_columns),
+            Point: ("points", _point_columns)}
 
 
 def candle_x(candles: Candles, ts: np.ndarray) -> np.ndarray:
@@ -210,7 +219,25 @@ class _Frame:
         self.sx, self.dx, self.sy, self.dy = device_scale(p)
         self.top, self.bottom = sorted((self.sy * bounds.top() + self.dy,
                                         self.sy * bounds.bottom() + self.dy))
-        self.width_px = abs(bounds.width() * self.sx)
+        self.left_px, self.right_px = sorted((self.sx * bounds.left() + self.dx,
+                                              self.sx * bounds.right() + self.dx))
+        self.width_px = self.right_px - self.left_px
+
+    def lane(self, index: int) -> float:
+        """The top pixel of lane ``index`` along the top of the pane."""
+        return self.top + index * (STRIP_PX + 1)
+
+    def runs(self, left: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pixel runs (starts, lengths) that bands ``left``, ``width`` cover together
+        on the pane: as many as there are gaps, however many bands there are."""
+        origin = math.floor(self.left_px)
+        size = int(math.ceil(self.right_px)) - origin + 1
+        lo = np.clip(left - origin, 0, size).astype(np.int64)
+        hi = np.clip(left + width - origin, 0, size).astype(np.int64)
+        cover = np.cumsum(np.bincount(lo, minlength=size + 1)
+                          - np.bincount(hi, minlength=size + 1))[:size] > 0
+        edges = np.flatnonzero(np.diff(np.concatenate(([False], cover, [False]))))
+        return edges[0::2] + origin, edges[1::2] - edges[0::2]
 
     def x_px(self, x: np.ndarray) -> np.ndarray:
         return np.floor(self.sx * x + self.dx)
@@ -228,7 +255,7 @@ class _Frame:
         return left, np.maximum(right - left, 1.0)
 
 
-class AnnotationItem:
+class AnnotationGraphics:
     """One series' trades, regions and point notes on a chart's price pane, painted by two
     items: ``shades`` under the grid and candles, ``marks`` over the candles."""
 
@@ -241,6 +268,7 @@ class AnnotationItem:
         self.selected: Annotation | None = None
         self._font = axis_font()
         self._metrics = QtGui.QFontMetricsF(self._font)
+        self._widths: dict[str, float] = {}  # region label -> pixels
         self._rects = RectBatch()
         self._fragments = PrimitiveArray(QtGui.QPainter.PixmapFragment, 10)
         self._sprites: dict[tuple[bool, int], QtGui.QPixmap] = {}
@@ -257,26 +285,23 @@ class AnnotationItem:
         self.shades.update()
         self.marks.update()
 
-    def setVisible(self, visible: bool) -> None:  # noqa: N802 - like a QGraphicsItem
+    def set_visible(self, visible: bool) -> None:
         self.shades.setVisible(visible)
         self.marks.setVisible(visible)
 
     def set_annotations(self, annotations: list[Annotation]) -> None:
         """Show exactly these annotations."""
-        for cls, (name, to_row) in _ROWS.items():
+        for cls, (name, to_columns) in _COLUMNS.items():
             group = [a for a in annotations if type(a) is cls]
-            rows = [to_row(a) for a in group]
-            table: _Columns = getattr(self, name)
-            keys = table._dtypes
-            table.set_all([a.id for a in group], {k: [r[k] for r in rows] for k in keys})
+            getattr(self, name).set_all([a.id for a in group], to_columns(group))
         if self.selected is not None and not self._has(self.selected.id):
             self.selected = None
         self.update()
 
     def put(self, ann: Annotation) -> None:
         """Show a new or changed annotation."""
-        name, to_row = _ROWS[type(ann)]
-        getattr(self, name).put(ann.id, to_row(ann))
+        name, to_columns = _COLUMNS[type(ann)]
+        getattr(self, name).put(ann.id, [column[0] for column in to_columns([ann])])
         if self.selected is not None and self.selected.id == ann.id:
             self.selected = ann
         self.update()
@@ -309,7 +334,7 @@ class AnnotationItem:
         (a forming candle's update changes neither)."""
         c = self._chart.candles
         key = (id(table), column)
-        stamp = (id(c), len(c), table.version)
+        stamp = (id(c), len(c), int(c.ts[0]), int(c.ts[-1]), table.version)
         cached = self._x_cache.get(key)
         if cached is None or cached[0] != stamp:
             cached = (stamp, candle_x(c, table.col(column)))
@@ -342,13 +367,16 @@ class AnnotationItem:
             left, width = f.band(f.xs(r, "start_ts")[idx], f.xs(r, "end_ts")[idx])
             codes = r.col("code")[idx]
             palette = self._palette()
-            dense = idx.size * DENSE_SPACING_PX > f.width_px
-            height = STRIP_PX if dense else f.bottom - f.top
+            thin = width < MIN_BAND_PX
             for code in np.unique(codes).tolist():
-                sel = codes == code
-                p.setBrush(palette[code] if dense else mixed(palette[code], background,
-                                                             SHADE_ALPHA))
-                self._rects.draw(p, left[sel], f.top, width[sel], height)
+                wide = (codes == code) & ~thin
+                if wide.any():
+                    p.setBrush(mixed(palette[code], background, SHADE_ALPHA))
+                    self._rects.draw(p, left[wide], f.top, width[wide], f.bottom - f.top)
+                narrow = (codes == code) & thin
+                if narrow.any():
+                    p.setBrush(palette[code])
+                    self._draw_lane(p, f, REGION_LANE, left[narrow], width[narrow])
         if self.selected is not None:
             x0, x1 = candle_x(f.candles, np.array(self.selected.span))
             left, width = f.band(x0, x1)
@@ -388,7 +416,7 @@ class AnnotationItem:
         baseline = f.top + self._metrics.ascent() + 4
         for i in range(idx.size):
             text = labels[i]
-            if width[i] < self._metrics.horizontalAdvance(text) + 8:
+            if width[i] < self._text_width(text) + 8:
                 continue
             p.setPen(palette[codes[i]])
             p.drawText(QtCore.QPointF(max(left[i], 0.0) + 4, baseline), text)
@@ -401,18 +429,19 @@ class AnnotationItem:
             return
         xe = f.x_px(f.xs(t, "entry_ts")[idx]) + 0.5
         xx = f.x_px(f.xs(t, "exit_ts")[idx]) + 0.5
-        ye = f.y_px(t.col("entry_price")[idx])
-        yx = f.y_px(t.col("exit_price")[idx])
         long = t.col("long")[idx]
         if idx.size * DENSE_SPACING_PX > f.width_px:
-            self._paint_trade_bars(p, xe, xx, ye, yx, long, up, down)
+            self._paint_trade_lane(p, f, xe, xx, long, up, down)
             return
+        ye = f.y_px(t.col("entry_price")[idx])
+        yx = f.y_px(t.col("exit_price")[idx])
         half = MARKER_SIZE / 2
         for is_long, color in ((True, up), (False, down)):
             sel = long == is_long
             if not sel.any():
                 continue
-            pen = QtGui.QPen(color, 1.2, QtCore.Qt.PenStyle.DashLine)
+            pen = QtGui.QPen(color, 1.2, QtCore.Qt.PenStyle.DashLine if idx.size <= MAX_DASHED
+                             else QtCore.Qt.PenStyle.SolidLine)
             pen.setCosmetic(True)
             xs = np.column_stack((xe[sel], xx[sel])).ravel()
             ys = np.column_stack((ye[sel], yx[sel])).ravel()
@@ -430,6 +459,13 @@ class AnnotationItem:
                 p.setPen(up if pnl[i] >= 0 else down)
                 p.drawText(QtCore.QPointF(xx[i] - w / 2, y), text)
 
+    def _text_width(self, text: str) -> float:
+        """The width of a region label (few distinct ones, so they are kept)."""
+        width = self._widths.get(text)
+        if width is None:
+            width = self._widths[text] = self._metrics.horizontalAdvance(text)
+        return width
+
     def _draw_sprites(self, p, pix: QtGui.QPixmap, cx: np.ndarray, cy: np.ndarray) -> None:
         """``pix`` centred on each ``(cx, cy)``, in one call."""
         self._fragments.resize(cx.size)
@@ -440,17 +476,24 @@ class AnnotationItem:
         frags[:, 6:10] = (1.0, 1.0, 0.0, 1.0)
         p.drawPixmapFragments(*self._fragments.drawargs(), pix)
 
-    def _paint_trade_bars(self, p, xe, xx, ye, yx, long, up, down) -> None:
+    def _paint_trade_lane(self, p, f: _Frame, xe, xx, long, up, down) -> None:
+        """Longs in the upper half of the trades' lane, shorts in the lower half."""
         left = np.minimum(xe, xx) - 0.5
         width = np.maximum(np.abs(xx - xe), 1.0)
-        top = np.minimum(ye, yx)
-        height = np.maximum(np.abs(yx - ye), 2.0)
+        half = STRIP_PX // 2
         p.setPen(QtCore.Qt.PenStyle.NoPen)
         for is_long, color in ((True, up), (False, down)):
             sel = long == is_long
             if sel.any():
                 p.setBrush(color)
-                self._rects.draw(p, left[sel], top[sel], width[sel], height[sel])
+                self._draw_lane(p, f, TRADE_LANE, left[sel], width[sel],
+                                offset=0 if is_long else half, height=half)
+
+    def _draw_lane(self, p, f: _Frame, lane: int, left: np.ndarray, width: np.ndarray,
+                   offset: int = 0, height: int = STRIP_PX) -> None:
+        """Ticks in ``lane`` over the pixels the bands cover, with the painter's brush."""
+        starts, lengths = f.runs(left, width)
+        self._rects.draw(p, starts, f.lane(lane) + offset, lengths, height)
 
     def _paint_points(self, p, f: _Frame) -> None:
         pts = self.points
@@ -458,17 +501,20 @@ class AnnotationItem:
         idx = np.flatnonzero((ts >= f.t_lo) & (ts <= f.t_hi))
         if not idx.size:
             return
+        x = f.x_px(f.xs(pts, "ts")[idx])
+        color = pg.mkColor(POINT_COLOR)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(color)
+        if idx.size * DENSE_SPACING_PX > f.width_px:
+            self._draw_lane(p, f, POINT_LANE, x, np.ones_like(x))
+            return
         c = f.candles
         price = pts.col("price")[idx]
         missing = np.isnan(price)
         if missing.any():
             i = np.clip(np.searchsorted(c.ts, ts[idx][missing], side="right") - 1, 0, len(c) - 1)
             price[missing] = c.close[i]
-        x = f.x_px(f.xs(pts, "ts")[idx])
         y = f.y_px(price)
-        color = pg.mkColor(POINT_COLOR)
-        p.setPen(QtCore.Qt.PenStyle.NoPen)
-        p.setBrush(color)
         self._rects.draw(p, x - 2, y - 2, 5, 5)
         if idx.size * TEXT_SPACING_PX <= f.width_px and idx.size <= MAX_TEXTS:
             p.setPen(color)

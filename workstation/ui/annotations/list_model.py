@@ -26,7 +26,7 @@ TIME, TYPE, PNL, HOLDING, NOTES = range(len(COLUMNS))
 ANNOTATION_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
 KINDS = ("All", "Trades", "Long", "Short", "Regions", "Points")
-_KIND_TOKENS = {"All": "", "Trades": "#trade", "Long": "#long", "Short": "#short",
+_KIND_TOKENS = {"Trades": "#trade", "Long": "#long", "Short": "#short",
                 "Regions": "#region", "Points": "#point"}
 PROFIT_COLOR = "#26a69a"
 LOSS_COLOR = "#ef5350"
@@ -59,20 +59,17 @@ def type_text(ann: Annotation) -> str:
     return "point"
 
 
-def start_ts(ann: Annotation) -> int:
-    return ann.span[0]
+def _pnl(ann: Annotation) -> float | None:
+    return ann.pnl_pct if isinstance(ann, Trade) else None
 
 
-def _sort_key(ann: Annotation, column: int):
-    if column == TYPE:
-        return type_text(ann)
-    if column == PNL:
-        return ann.pnl_pct if isinstance(ann, Trade) else -math.inf
-    if column == HOLDING:
-        return ann.span[1] - ann.span[0] if not isinstance(ann, Point) else -1
-    if column == NOTES:
-        return ann.notes.lower()
-    return start_ts(ann)
+_SORT_KEYS = {  # column -> key of an annotation (ties: by start time, then id)
+    TIME: lambda a: (a.span[0], a.id),
+    TYPE: lambda a: (type_text(a), a.span[0], a.id),
+    PNL: lambda a: (a.pnl_pct if isinstance(a, Trade) else -math.inf, a.span[0], a.id),
+    HOLDING: lambda a: (-1 if isinstance(a, Point) else a.span[1] - a.span[0], a.span[0], a.id),
+    NOTES: lambda a: (a.notes.lower(), a.span[0], a.id),
+}
 
 
 def _filter_text(ann: Annotation) -> str:
@@ -101,14 +98,15 @@ class Totals:
 
     @classmethod
     def of(cls, annotations: Iterable[Annotation]) -> "Totals":
-        count = 0
-        pnls: list[float] = []
-        for ann in annotations:
-            count += 1
-            if isinstance(ann, Trade):
-                pnls.append(ann.pnl_pct)
-        wins = sum(1 for x in pnls if x > 0)
-        return cls(count, len(pnls), wins, sum(pnls) / len(pnls) if pnls else None)
+        anns = list(annotations)
+        return cls.of_pnls(len(anns), [_pnl(a) for a in anns])
+
+    @classmethod
+    def of_pnls(cls, count: int, pnls: Iterable[float | None]) -> "Totals":
+        """Totals of ``count`` annotations whose P&L % are ``pnls`` (None: not a trade)."""
+        trades = [x for x in pnls if x is not None]
+        wins = sum(1 for x in trades if x > 0)
+        return cls(count, len(trades), wins, sum(trades) / len(trades) if trades else None)
 
     def text(self) -> str:
         rate = "—" if self.win_rate is None else f"{100 * self.win_rate:.1f}%"
@@ -125,7 +123,8 @@ class AnnotationTableModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._rows: list[Annotation] = []
-        self._keys: list[tuple] = []
+        self._keys: list[tuple] = []  # sort keys of the rows, in row order
+        self.pnls: list[float | None] = []  # P&L % of the rows (None: not a trade)
         self._sort_column = TIME
         self._descending = False
 
@@ -161,7 +160,7 @@ class AnnotationTableModel(QAbstractTableModel):
     @staticmethod
     def _display(ann: Annotation, column: int) -> str:
         if column == TIME:
-            return format_time(start_ts(ann))
+            return format_time(ann.span[0])
         if column == TYPE:
             return type_text(ann)
         if column == PNL:
@@ -186,14 +185,13 @@ class AnnotationTableModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
     # -- content ---------------------------------------------------------------------------
-    def _key(self, ann: Annotation) -> tuple:
-        key = (_sort_key(ann, self._sort_column), start_ts(ann), ann.id)
-        return _Reversed(key) if self._descending else key
-
     def _set_rows(self, annotations: Iterable[Annotation]) -> None:
-        pairs = sorted(((self._key(a), a) for a in annotations), key=lambda kv: kv[0])
-        self._keys = [k for k, _ in pairs]
-        self._rows = [a for _, a in pairs]
+        anns = list(annotations)
+        keys = list(map(_SORT_KEYS[self._sort_column], anns))
+        order = sorted(range(len(anns)), key=keys.__getitem__, reverse=self._descending)
+        self._keys = [keys[i] for i in order]
+        self._rows = [anns[i] for i in order]
+        self.pnls = [_pnl(a) for a in self._rows]
 
     def set_annotations(self, annotations: Iterable[Annotation]) -> None:
         self.beginResetModel()
@@ -212,14 +210,23 @@ class AnnotationTableModel(QAbstractTableModel):
 
     def put(self, ann: Annotation) -> None:
         """Add an annotation, or replace the one with its id, at its sorted place."""
+        key = _SORT_KEYS[self._sort_column](ann)
         old = self.row_of(ann.id)
+        if old >= 0 and self._keys[old] == key:  # same place: the row changes in place
+            self._rows[old] = ann
+            self.pnls[old] = _pnl(ann)
+            self.dataChanged.emit(self.index(old, 0), self.index(old, len(COLUMNS) - 1))
+            return
         if old >= 0:
             self.remove(ann.id)
-        key = self._key(ann)
-        row = bisect.bisect(self._keys, key)
+        if self._descending:
+            row = len(self._keys) - bisect.bisect_left(_Backwards(self._keys), key)
+        else:
+            row = bisect.bisect(self._keys, key)
         self.beginInsertRows(QModelIndex(), row, row)
         self._keys.insert(row, key)
         self._rows.insert(row, ann)
+        self.pnls.insert(row, _pnl(ann))
         self.endInsertRows()
 
     def remove(self, ann_id: str) -> bool:
@@ -229,23 +236,22 @@ class AnnotationTableModel(QAbstractTableModel):
         self.beginRemoveRows(QModelIndex(), row, row)
         del self._keys[row]
         del self._rows[row]
+        del self.pnls[row]
         self.endRemoveRows()
         return True
 
 
-class _Reversed:
-    """A sort key that orders descending."""
+class _Backwards:
+    """A list seen from its end (ascending, for ``bisect``, when the list is descending)."""
 
-    __slots__ = ("key",)
+    def __init__(self, items: list):
+        self._items = items
 
-    def __init__(self, key):
-        self.key = key
+    def __len__(self) -> int:
+        return len(self._items)
 
-    def __lt__(self, other: "_Reversed") -> bool:
-        return other.key < self.key
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _Reversed) and other.key == self.key
+    def __getitem__(self, i: int):
+        return self._items[len(self._items) - 1 - i]
 
 
 class AnnotationFilter(QSortFilterProxyModel):
@@ -285,10 +291,14 @@ class AnnotationFilter(QSortFilterProxyModel):
     def is_filtering(self) -> bool:
         return bool(self._words) or self._kind != "All"
 
-    def annotations(self) -> list[Annotation]:
-        """The annotations shown, in view order."""
+    def source_rows(self) -> list[int]:
+        """The source model's rows shown, in view order."""
+        return [self.mapToSource(self.index(r, 0)).row() for r in range(self.rowCount())]
+
+    def totals(self) -> Totals:
+        """Totals of the rows shown."""
         source = self.sourceModel()
         if not self.is_filtering():
-            return source.annotations()
-        return [self.index(r, 0).data(ANNOTATION_ROLE) for r in range(self.rowCount())]
-
+            return Totals.of_pnls(len(source.pnls), source.pnls)
+        rows = self.source_rows()
+        return Totals.of_pnls(len(rows), [source.pnls[r] for r in rows])

@@ -26,7 +26,6 @@ from ...market.candles import Candles
 from ..shortcuts import Command, register
 
 ANNOTATE = "Annotate"
-HELP = "Help"
 COMMANDS: tuple[Command, ...] = (
     Command("annotate.long", "Open long at cursor", ("L",), ANNOTATE,
             "Open a long entry at the cursor candle's close"),
@@ -58,12 +57,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("annotate.import", "Import annotations…", (), ANNOTATE,
             "Read annotations from a JSON or CSV file; a bad file imports nothing"),
 )
-HELP_COMMANDS: tuple[Command, ...] = (
-    Command("help.shortcuts", "Keyboard shortcuts", ("?",), HELP, "Show every shortcut"),
-    Command("help.palette", "Command palette…", ("Ctrl+K",), HELP,
-            "Find any command by name and run it"),
-)
-register(*COMMANDS, *HELP_COMMANDS)
+register(*COMMANDS)
 
 REGION_KEYS = {"annotate.uptrend": RegionLabel.UPTREND,
                "annotate.downtrend": RegionLabel.DOWNTREND,

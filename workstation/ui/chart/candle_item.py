@@ -109,7 +109,6 @@ class CandleItem(ViewSizedItem):
         self.frame: VisibleCandles = empty_visible()
         self.set_colors(up, down)
         self._batch = RectBatch()
-        self.paints = 0  # paint() calls: lets tests see what a change repainted
 
     def set_colors(self, up: QtGui.QColor, down: QtGui.QColor) -> None:
         self._brushes = (QtGui.QBrush(up), QtGui.QBrush(down))
@@ -120,7 +119,6 @@ class CandleItem(ViewSizedItem):
         self.update()
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
-        self.paints += 1
         f = self.frame
         if not len(f):
             return

@@ -213,6 +213,8 @@ class ChartWidget(QtWidgets.QWidget):
     def candles_changed(self, kind: str = "update") -> None:
         """Tell the chart its ``Candles`` changed: ``"update"`` (the forming candle changed in
         place), ``"append"`` (candles were added) or ``"reset"`` (anything else)."""
+        if kind not in ("update", "append", "reset"):
+            raise ValueError(f"candles_changed kind must be update, append or reset, not {kind!r}")
         c = self._candles
         if c is None:
             return

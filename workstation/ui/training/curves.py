@@ -22,7 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QGridLayout, QLabel, QTabWidget, QVBoxLayout, QWidget
 
-REDRAW_MS = 40
+REDRAW_MS = 100  # one plot per tick: each of the five is redrawn at most twice a second
 AXIS_WIDTH, AXIS_HEIGHT = 52, 22  # px
 SMOOTHING = 0.8  # weight of the past in the smoothed training loss (debiased EMA)
 NO_DATA = "—"
@@ -76,13 +76,14 @@ class Series:
 class Baseline:
     """A majority-class baseline: a dashed horizontal line, hidden while unknown."""
 
-    def __init__(self, plot: pg.PlotItem, color: str, name: str):
+    def __init__(self, plot: pg.PlotItem, color: str, name: str, *, label_below: bool = False):
         self.name = name
         self.value: float | None = None
+        anchor = (1, 0) if label_below else (1, 1)
         self.line = pg.InfiniteLine(angle=0, movable=False,
                                     pen=pg.mkPen(color, width=1, style=Qt.DashLine),
-                                    label=f"{name} {{value:.1f}}%",
-                                    labelOpts={"position": 0.05, "color": color})
+                                    label=name, labelOpts={"position": 0.98, "color": color,
+                                                           "anchors": [anchor, anchor]})
         self.line.setVisible(False)
         plot.addItem(self.line, ignoreBounds=True)
 
@@ -93,6 +94,9 @@ class Baseline:
         if value is None:
             self.line.setVisible(False)
         else:
+            text = f"{self.name} {value * 100:.1f}%"
+            self.line.label.setFormat(text)
+            self.line.label.setText(text)
             self.line.setValue(value * 100.0)
             self.line.setVisible(True)
 
@@ -129,7 +133,8 @@ class TrainingCurves(QWidget):
             self._line(plot, f"{head}_train", "train", _COLORS["train"], 1)
             self._line(plot, f"{head}_val", "validation", _COLORS["val"], 2, symbol="o")
             self.baselines[f"{head}_train"] = Baseline(plot, _COLORS["train"], "majority (train)")
-            self.baselines[f"{head}_val"] = Baseline(plot, _COLORS["val"], "majority (val)")
+            self.baselines[f"{head}_val"] = Baseline(plot, _COLORS["val"], "majority (val)",
+                                                     label_below=True)
         self.lr_plot = self._plot(train, 2, 0, "Learning rate")
         self._line(self.lr_plot, "lr", "lr", _COLORS["lr"], 2)
         self.rate_plot = self._plot(train, 2, 1, "Samples/s")
@@ -137,15 +142,14 @@ class TrainingCurves(QWidget):
 
         live = self._tab("Live")
         self.live_loss_plot = self._plot(live, 0, 0, "Per-candle loss")
-        self._line(self.live_loss_plot, "live_loss", "training step", _COLORS["live"], 1,
-                   symbol="o")
+        self._line(self.live_loss_plot, "live_loss", "training step", _COLORS["live"], 1)
         self.live_acc_plot = self._plot(live, 1, 0, "Live accuracy % (matured predictions)")
         self._line(self.live_acc_plot, "live_candle_acc", "candle", _COLORS["train"], 2)
         self._line(self.live_acc_plot, "live_trend_acc", "trend", _COLORS["trend"], 2)
         self.baselines["live_candle"] = Baseline(self.live_acc_plot, _COLORS["train"],
                                                  "majority (candle)")
         self.baselines["live_trend"] = Baseline(self.live_acc_plot, _COLORS["trend"],
-                                                "majority (trend)")
+                                                "majority (trend)", label_below=True)
         self.tabs.currentChanged.connect(self.redraw)
         self._smooth: float | None = None
         self._smooth_n = 0
@@ -162,8 +166,7 @@ class TrainingCurves(QWidget):
               colspan: int = 1) -> pg.PlotItem:
         view = pg.PlotWidget(title=title)
         grid.addWidget(view, row, col, 1, colspan)
-        plot = view.getPlotItem()
-        plot.showGrid(x=True, y=True, alpha=0.2)
+        plot = view.getPlotItem()  # no grid: its translucent lines double the paint time
         plot.setClipToView(True)
         plot.setDownsampling(auto=True, mode="peak")
         # fixed axis sizes: new tick labels then repaint the plot, not re-layout it

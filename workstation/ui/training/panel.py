@@ -18,6 +18,7 @@ progress arrives through a ``ProgressRelay`` (at most 20 deliveries a second).
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from dataclasses import fields
 
@@ -191,6 +192,7 @@ class TrainingDock(QDockWidget):
 
     def __init__(self, paths: AppPaths, live_data: LiveData, chart=None, parent=None):
         super().__init__("Training", parent)
+        collect_garbage_on_gui_thread()  # before the first worker thread starts
         self.setObjectName("trainingDock")
         self.paths = paths
         self.live_data = live_data
@@ -210,6 +212,7 @@ class TrainingDock(QDockWidget):
         self._live_mode = ""
         self._live_steps = 0
         self._coalesced = 0
+        self._generation = 0  # counts series shown; live results carry the one they are of
         self.relay = ProgressRelay(self)
         self.relay.delivered.connect(self._on_delivered)
         self._build()
@@ -235,19 +238,24 @@ class TrainingDock(QDockWidget):
 
     # -- layout ------------------------------------------------------------------------------
     def _build(self) -> None:
-        top = QWidget()
-        box = QVBoxLayout(top)
-        box.setContentsMargins(6, 6, 6, 6)
+        body = QWidget()
+        outer = QVBoxLayout(body)
+        outer.setContentsMargins(6, 6, 6, 6)
         self.state_label = QLabel()
-        self.state_label.setStyleSheet("font-weight: bold; font-size: 11pt")
+        # Fixed sizes: progress text that changes length must not re-layout (and repaint)
+        # the curves below it.
         self.detail_label = QLabel()
         self.detail_label.setWordWrap(True)
+        self.detail_label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.detail_label.setFixedHeight(2 * self.detail_label.fontMetrics().lineSpacing() + 2)
         self.detail_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.run_label = QLabel("Run —")
         self.run_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        box.addWidget(self.state_label)
-        box.addWidget(self.detail_label)
-        box.addWidget(self.run_label)
+        for label in (self.detail_label, self.run_label):
+            label.setSizePolicy(QSizePolicy.Ignored, label.sizePolicy().verticalPolicy())
+        outer.addWidget(self.state_label)
+        outer.addWidget(self.detail_label)
+        outer.addWidget(self.run_label)
         grid = QGridLayout()
         self.buttons: dict[str, QToolButton] = {}
         for i, command in enumerate(COMMANDS):
@@ -256,23 +264,27 @@ class TrainingDock(QDockWidget):
             button.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
             self.buttons[command.id] = button
             grid.addWidget(button, i // 2, i % 2)
-        box.addLayout(grid)
+        outer.addLayout(grid)
         self.error_box = QPlainTextEdit()
         self.error_box.setReadOnly(True)
         self.error_box.setMaximumHeight(160)
         self.error_box.setLineWrapMode(QPlainTextEdit.NoWrap)
         self.error_box.setStyleSheet("color: #ef5350")
         self.error_box.hide()
-        box.addWidget(self.error_box)
+        outer.addWidget(self.error_box)
+
+        top = QWidget()
+        box = QVBoxLayout(top)
+        box.setContentsMargins(0, 0, 0, 0)
         self.settings = TrainingSettings()
         box.addWidget(self.settings)
         gauges_box = QGroupBox("Device")
-        QVBoxLayout(gauges_box).addWidget(gauges := DeviceGauges())
-        self.gauges = gauges
+        self.gauges = DeviceGauges()
+        QVBoxLayout(gauges_box).addWidget(self.gauges)
         box.addWidget(gauges_box)
         numbers = QGroupBox("Metrics")
-        QVBoxLayout(numbers).addWidget(readout := MetricReadout())
-        self.readout = readout
+        self.readout = MetricReadout()
+        QVBoxLayout(numbers).addWidget(self.readout)
         box.addWidget(numbers)
         box.addStretch(1)
         scroll = QScrollArea()
@@ -282,9 +294,9 @@ class TrainingDock(QDockWidget):
         splitter = QSplitter(Qt.Vertical)
         splitter.addWidget(scroll)
         splitter.addWidget(self.curves)
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 2)
-        self.setWidget(splitter)
+        splitter.setSizes([400, 500])
+        outer.addWidget(splitter, 1)
+        self.setWidget(body)
 
     # -- state -------------------------------------------------------------------------------
     def _set_state(self, state: str, detail: str = "") -> None:
@@ -321,7 +333,7 @@ class TrainingDock(QDockWidget):
             "train.resume": ready and idle,
             "train.clear": ready and self.state != "stopping",
         }
-        for command_id, action in getattr(self, "actions", {}).items():
+        for command_id, action in self.actions.items():
             action.setEnabled(enabled[command_id])
         self.settings.setEnabled(ready and idle)
 
@@ -333,7 +345,7 @@ class TrainingDock(QDockWidget):
     # -- device warm-up ----------------------------------------------------------------------
     @Slot(list)
     def _devices_ready(self, devices: list) -> None:
-        collect_garbage_on_gui_thread()
+        collect_garbage_on_gui_thread()  # again, to freeze what torch has loaded
         self.settings.fill(devices)
         self.settings.device.currentIndexChanged.connect(self._device_changed)
         self._device_changed()
@@ -375,9 +387,14 @@ class TrainingDock(QDockWidget):
         """Continue the newest run that can be resumed (the current one first)."""
         if not self._can_start():
             return
-        run_id = self._resumable_run()
-        if run_id is None:
+        found = self._resumable_run()
+        if found is None:
             self._refuse("nothing to resume: no run with a training checkpoint was found")
+            return
+        run_id, done = found
+        if done >= self.settings.epochs.value():
+            self._refuse(f"run {run_id} has already trained {done} epochs; raise Epochs above "
+                         f"{done} to continue it")
             return
         self._start_training(resume_run=run_id)
 
@@ -398,7 +415,7 @@ class TrainingDock(QDockWidget):
         self._runner.worker.stop.set()
         self._set_state("stopping", "stopping at the next safe point and saving…")
 
-    def clear_checkpoints(self, confirm: bool = True) -> bool:
+    def clear_checkpoints(self) -> bool:
         """Delete every checkpoint after a confirmation that gives their count and size; a
         running run is stopped first. Returns whether they were (or will be) cleared."""
         store = self._store()
@@ -407,15 +424,14 @@ class TrainingDock(QDockWidget):
         if not runs and not self.busy:
             self._refuse("there are no checkpoints to clear")
             return False
-        if confirm:
-            text = (f"Delete {len(runs)} checkpoint run{'s' if len(runs) != 1 else ''} "
-                    f"({_size_text(size)}) in {store.folder}?")
-            if self.busy:
-                text += "\n\nThe running run is stopped first (its last checkpoint is deleted too)."
-            answer = QMessageBox.question(self, "Clear checkpoints", text,
-                                          QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
-            if answer != QMessageBox.Yes:
-                return False
+        text = (f"Delete {len(runs)} checkpoint run{'s' if len(runs) != 1 else ''} "
+                f"({_size_text(size)}) in {store.folder}?")
+        if self.busy:
+            text += "\n\nThe running run is stopped first (its last checkpoint is deleted too)."
+        answer = QMessageBox.question(self, "Clear checkpoints", text,
+                                      QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
+        if answer != QMessageBox.Yes:
+            return False
         if self.busy:
             self._after_stop(self._clear_now)
         else:
@@ -425,8 +441,6 @@ class TrainingDock(QDockWidget):
     def shutdown(self, timeout_s: float = 60.0) -> bool:
         """Stop what runs at a safe point (saving a checkpoint), wait for the worker and the
         warm-up threads, and stop the gauges. True if every thread has ended in time."""
-        import time
-
         deadline = time.monotonic() + max(0.0, timeout_s)
         self._then = None
         ok = True
@@ -469,17 +483,19 @@ class TrainingDock(QDockWidget):
             return None
         return snapshot
 
-    def _resumable_run(self) -> str | None:
+    def _resumable_run(self) -> tuple[str, int] | None:
+        """The current run, else the newest, that has a resume position; with its epochs."""
         from ...ml.checkpoints import CheckpointError, read_meta
 
         store = self._store()
         candidates = [self.current_run_id] + list(reversed(store.run_ids()))
         for run_id in dict.fromkeys(r for r in candidates if r):
             try:
-                if "resume" in read_meta(store.snapshot_dir(run_id)):
-                    return run_id
+                meta = read_meta(store.snapshot_dir(run_id))
             except CheckpointError:
                 continue
+            if "resume" in meta:
+                return run_id, int(meta["resume"]["epoch"])
         return None
 
     def _begin(self, worker, detail: str) -> None:
@@ -578,8 +594,9 @@ class TrainingDock(QDockWidget):
                 self._progress(item)
             elif name == "CheckpointSaved":
                 log.info("checkpoint (%s) of run %s: %s", item.reason, item.run_id, item.path)
-            elif name == "OnlineStep":
-                self._live_step(item)
+            elif name == "LiveStep":
+                if item.generation == self._generation:
+                    self._live_step(item.step)
             elif name == "LiveReady":
                 self._live_started(item)
             elif name == "LiveSaved":
@@ -681,20 +698,26 @@ class TrainingDock(QDockWidget):
 
     @Slot(str)
     def _on_candles_changed(self, kind: str) -> None:
-        if kind == "reset" and self._live_ready:
-            self._runner.worker.reset_series()
+        if kind != "reset":
+            return
+        self._generation += 1  # another series: results of the old one are dropped
+        if self._live_ready:
             if self.overlay is not None:
                 self.overlay.clear()
             self._submit_live()
 
     def _submit_live(self) -> None:
+        """Hand the worker the closed candles it needs: from ``history`` candles before the
+        newest one it has seen (of this series) to the newest closed one."""
         worker = self._runner.worker
         candles = self.live_data.candles
         n = len(candles) if candles.last_closed else len(candles) - 1
         if n < 1:
             return
-        at = n - 1 if worker.processed_ts is None else candles.index_of(worker.processed_ts)
-        at = min(max(at, 0), n - 1)
+        seen = worker.processed
+        at = n - 1
+        if seen is not None and seen[0] == self._generation:
+            at = min(max(candles.index_of(seen[1]), 0), n - 1)
         start = max(0, at - self._live_history - LIVE_TAIL_MARGIN)
-        worker.submit(CandleSnapshot.of(candles, start))
+        worker.submit(CandleSnapshot.of(candles, start), self._generation)
 

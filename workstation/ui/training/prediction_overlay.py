@@ -3,8 +3,9 @@
 For the newest prediction: a ghost candle where the next candle will be, a trend arrow from
 the last close across the trend horizon (one standard deviation of the predicted return per
 candle, scaled by the square root of the horizon; flat when the trend says flat), and a label
-with the predicted direction and its confidence. When a prediction matures, its candle gets a
-mark: ✓ or ✗ above it for the next-candle direction, below it for the trend.
+with the predicted direction and its confidence. When a prediction matures, the candle it was
+about gets a mark, green ✓ or red ✗: above the candle for the next-candle direction, below it
+for the trend (made ``trend_horizon`` candles earlier).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class PredictionOverlay:
                                               color, sign, group=MARKS)
         else:
             handle = self.overlays.add_marker(outcome.matured_ts, float(candles.low[i]), "up",
-                                              color, f"trend {sign}", group=MARKS)
+                                              color, sign, group=MARKS)
         if outcome.correct:
             self.right += 1
         else:

@@ -19,7 +19,9 @@ progress back.
   within one batch). An error before the trainer starts ends as a ``Failed`` event as well.
 - ``LiveWorker``: builds an ``OnlineLearner`` on its thread (which then owns its models) and
   hands it each newest closed-candle snapshot the GUI submits. Snapshots that arrive while a
-  step runs replace each other: the learner coalesces the candles it missed and says so.
+  step runs replace each other: the learner coalesces the candles it missed and says so. A
+  snapshot of a new series (a new ``generation``) resets the learner's position first; its
+  results carry their generation, so the GUI can drop those of a series it no longer shows.
 
 Slots that receive signals from a worker thread are QObject methods: PySide6 runs a lambda or
 plain function slot in the emitting thread.
@@ -43,6 +45,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, S
 
 from ...errors import WorkstationError
 from ...market.candles import Candles
+from ...market.timeframes import Timeframe
 
 log = logging.getLogger(__name__)
 MAX_DELIVERIES_PER_S = 20
@@ -64,8 +67,8 @@ _gui_collector = None
 
 
 def collect_garbage_on_gui_thread() -> None:
-    """See the module docstring; call it on the GUI thread once the heavy modules are loaded
-    (again: no effect but a new freeze)."""
+    """See the module docstring. Call it on the GUI thread before starting worker threads,
+    and again once heavy modules are loaded (a call after the first only freezes)."""
     global _gui_collector
     gc.freeze()
     if _gui_collector is None:
@@ -75,10 +78,8 @@ def collect_garbage_on_gui_thread() -> None:
 
 
 class ThreadWorker(QObject):
-    """A QObject whose ``work()`` runs on a ``WorkerThread``; subclasses implement ``work``.
-    ``low_priority`` workers run at a lower CPU priority than the GUI."""
-
-    low_priority = True
+    """A QObject whose ``work()`` runs on a ``WorkerThread``, at a lower CPU priority than
+    the GUI; subclasses implement ``work``."""
 
     def work(self) -> None:
         raise NotImplementedError
@@ -86,14 +87,16 @@ class ThreadWorker(QObject):
     @Slot()
     def run(self) -> None:
         try:
-            if self.low_priority:
-                lower_thread_priority()
+            lower_thread_priority()
             self.work()
         finally:
             app = QCoreApplication.instance()
             if app is not None:
                 self.moveToThread(app.thread())
             QThread.currentThread().quit()
+
+
+_started: list["WorkerThread"] = []  # kept alive until seen finished (see WorkerThread.start)
 
 
 class WorkerThread:
@@ -109,8 +112,11 @@ class WorkerThread:
         self.finished = self.thread.finished
 
     def start(self) -> None:
-        self.thread.start(QThread.LowPriority if self.worker.low_priority
-                          else QThread.InheritPriority)
+        """Start the thread. It is referenced here until a later start sees it finished, so
+        that dropping it early never destroys a running QThread (Qt aborts the process)."""
+        _started[:] = [w for w in _started if w.is_running()]
+        _started.append(self)
+        self.thread.start(QThread.LowPriority)
 
     def is_running(self) -> bool:
         return self.thread.isRunning()
@@ -179,7 +185,7 @@ class CandleSnapshot:
     views stay valid and unchanged without copying on the GUI thread."""
 
     columns: tuple[np.ndarray, ...]
-    timeframe: object
+    timeframe: Timeframe
 
     @classmethod
     def of(cls, candles: Candles, start: int = 0) -> "CandleSnapshot":
@@ -197,7 +203,7 @@ class CandleSnapshot:
 @dataclass(frozen=True)
 class TrainingJob:
     """What to train: the panel's settings as plain values (the worker builds and checks the
-    configurations, so the GUI thread never imports torch) and a copy of the closed candles.
+    configurations, so the GUI thread never imports torch) and the closed candles.
 
     ``resume``: continue ``run_id`` from its latest checkpoint (model, feature and target
     settings come from the checkpoint; ``epochs`` is the new total)."""
@@ -343,60 +349,60 @@ class LiveEnded:
     predictions: int
 
 
+@dataclass(frozen=True)
+class LiveStep:
+    """One ``OnlineStep`` of the learner, on the series of ``generation``."""
+
+    generation: int
+    step: object
+
+
 class LiveWorker(ThreadWorker):
-    """See the module docstring. ``submit`` and ``reset_series`` are called on the GUI thread;
-    ``processed_ts`` is the newest candle the learner has seen (None before the first)."""
+    """See the module docstring. ``submit`` is called on the GUI thread; ``processed`` is
+    ``(generation, ts)`` of the newest candle the learner has seen (None before the first)."""
 
     def __init__(self, job: LiveJob, relay: ProgressRelay):
         super().__init__()
         self.job = job
         self.relay = relay
         self.stop = threading.Event()
-        self.processed_ts: int | None = None
+        self.processed: tuple[int, int] | None = None
         self.outcome = None
+        self.run_id: str | None = None
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._snapshot: CandleSnapshot | None = None
-        self._reset = False
-        self.run_id: str | None = None
+        self._pending: tuple[int, CandleSnapshot] | None = None
 
-    def submit(self, snapshot: CandleSnapshot) -> None:
-        """The newest closed candles; replaces a snapshot the worker has not taken yet."""
+    def submit(self, snapshot: CandleSnapshot, generation: int) -> None:
+        """The newest closed candles of series ``generation``; replaces a snapshot the worker
+        has not taken yet."""
         with self._lock:
-            self._snapshot = snapshot
-        self._wake.set()
-
-    def reset_series(self) -> None:
-        """The series on screen was replaced: forget the old one before the next snapshot."""
-        with self._lock:
-            self._reset = True
-            self._snapshot = None
-            self.processed_ts = None
+            self._pending = (generation, snapshot)
         self._wake.set()
 
     def work(self) -> None:
         from ...ml.events import Failed
 
-        learner, steps, predictions = None, 0, 0
+        learner, steps, predictions, generation = None, 0, 0, None
         try:
             learner = self._build()
             while not self.stop.is_set():
                 self._wake.wait(0.1)
                 with self._lock:
                     self._wake.clear()
-                    snapshot, self._snapshot = self._snapshot, None
-                    reset, self._reset = self._reset, False
-                if reset:
-                    learner.reset()
-                if snapshot is None or not len(snapshot) or self.stop.is_set():
+                    pending, self._pending = self._pending, None
+                if pending is None or not len(pending[1]) or self.stop.is_set():
                     continue
-                candles = snapshot.candles()
-                step = learner.on_closed_candle(candles)
+                if pending[0] != generation:
+                    if generation is not None:
+                        learner.reset()
+                    generation = pending[0]
+                step = learner.on_closed_candle(pending[1].candles())
                 if step.new_candles:
-                    self.processed_ts = step.ts
+                    self.processed = (generation, step.ts)
                     steps += step.train is not None
                     predictions += 1
-                    self.relay.put(step)
+                    self.relay.put(LiveStep(generation, step))
             self._save(learner)
             self.outcome = LiveEnded(steps, predictions)
         except Exception as exc:  # noqa: BLE001 - every error ends live mode as failed

@@ -1,0 +1,78 @@
+"""The whole window on asyncio (qasync), as the app runs it: open a source, persist the layout
+and the last source, and close during training (stopped at a safe point, saved, clean exit)."""
+
+import argparse
+
+import qasync
+
+from workstation.ml.checkpoints import CheckpointStore
+from workstation.paths import app_paths
+from workstation.ui.app import run_window
+
+
+def args(**kw):
+    base = dict(source=None, symbol=None, timeframe=None, speed=1.0)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+async def wait_for(condition, timeout=120.0):
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def test_window_opens_demo_and_remembers_source_and_layout(qapp):
+    seen = {}
+
+    async def first(window):
+        await wait_for(lambda: len(window.live.candles) > 0)
+        seen["demo"] = window.live.key.is_demo and window.data_bar.demo_shown()
+        seen["title"] = window.windowTitle()
+        window.log_dock.hide()
+        await window.open_source("demo", "BTC/DEMO", "5m")
+        await wait_for(lambda: window.live.key.symbol == "BTC/DEMO" and len(window.live.candles))
+        seen["chart"] = len(window.chart.candles)
+        return 0
+
+    assert qasync.run(run_window(args(source="demo"), on_shown=first)) == 0
+    assert seen["demo"] and "DEMO" in seen["title"] and seen["chart"] > 0
+
+    async def second(window):
+        await wait_for(lambda: len(window.live.candles) > 0)
+        seen["again"] = (window.live.key.source, window.live.key.symbol,
+                         window.live.key.timeframe.name)
+        seen["log_visible"] = window.log_dock.isVisible()
+        return 0
+
+    assert qasync.run(run_window(args(), on_shown=second)) == 0
+    assert seen["again"] == ("demo", "BTC/DEMO", "5m")
+    assert seen["log_visible"] is False
+
+
+def test_closing_during_training_stops_saves_and_exits(qapp):
+    seen = {}
+
+    async def train_then_close(window):
+        training = window.training
+        await wait_for(lambda: training.state == "idle" and len(window.live.candles) > 0)
+        training.settings.preset.setCurrentText("tiny")
+        training.settings.epochs.setValue(500)
+        training.settings.seq_len.setValue(32)
+        training.settings.batch_size.setValue(8)
+        training.start_training()
+        await wait_for(lambda: training.state == "training")
+        await wait_for(lambda: training.current_run_id is not None)
+        seen["run"] = training.current_run_id
+        window.close()  # the user closes: refused until the run has stopped and saved
+        seen["still_open"] = window.isVisible()
+        return 0
+
+    assert qasync.run(run_window(args(source="demo"), on_shown=train_then_close)) == 0
+    assert seen["still_open"]
+    loaded = CheckpointStore(app_paths().checkpoints_dir).load(seen["run"])
+    assert loaded.meta["step"] > 0 and "DEMO" in loaded.meta["provenance"]

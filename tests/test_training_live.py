@@ -1,0 +1,209 @@
+"""Live mode of the training dock: a fast replay of demo candles through a real LiveData,
+a real chart, the OnlineLearner on the worker thread (tiny preset, CPU)."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+
+import pytest
+from PySide6.QtCore import QThread
+
+from workstation.market.demo import demo_candles
+from workstation.market.replay import forming_ticks
+from workstation.market.series import SeriesKey
+from workstation.paths import app_paths
+from workstation.ui.chart.chart_widget import ChartWidget
+from workstation.ui.live_data import LiveData
+from workstation.ui.training.panel import TrainingDock
+from workstation.ui.training.prediction_overlay import CURRENT, MARKS
+
+END_TS = 1_700_000_000_000
+WAIT_MS = 60_000
+KEY = SeriesKey("demo", "DEMO/USDT", "1m")
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left_running(qapp):
+    """Fails a test that leaves a QThread running."""
+    yield
+    gc.collect()
+    running = [t.objectName() or repr(t) for t in gc.get_objects()
+               if issubclass(type(t), QThread) and t.isRunning() and t is not qapp.thread()]
+    assert not running, f"QThreads left running: {running}"
+
+
+class Replay:
+    """A LiveData showing ``history`` demo candles, a chart that follows it, and the rest of
+    the series to feed as a live feed would (forming ticks, then the closed candle)."""
+
+    def __init__(self, paths, history: int = 700, total: int = 1000, seed: int = 5):
+        candles = demo_candles(total, seed=seed, end_ts=END_TS)
+        self.rest = [candles.row(i) for i in range(history, total)]
+        self.live = LiveData(paths.candle_cache)
+        self.chart = ChartWidget()
+        self.live.candles_changed.connect(self._chart_follows)
+        self.show(candles.slice(0, history), KEY)
+
+    def show(self, candles, key) -> None:
+        self.live.candles, self.live.key = candles, key
+        self.live.candles_changed.emit("reset")
+
+    def _chart_follows(self, kind: str) -> None:
+        if kind == "reset":
+            self.chart.set_candles(self.live.candles, self.live.key)
+        else:
+            self.chart.candles_changed(kind)
+
+    def feed(self, n: int, qtbot=None, pause_ms: int = 0) -> None:
+        """``n`` more candles, each in two ticks; with ``qtbot``, the event loop runs
+        ``pause_ms`` after each close (without, they arrive in one burst)."""
+        for _ in range(n):
+            candle = self.rest.pop(0)
+            for update in forming_ticks(candle, 2):
+                kind = self.live.candles.apply(update)
+                self.live.candles_changed.emit(kind)
+            self.live.candle_closed.emit(len(self.live.candles) - 1)
+            if qtbot is not None:
+                qtbot.wait(pause_ms)
+
+
+@pytest.fixture
+def paths():
+    return app_paths().ensure()
+
+
+@pytest.fixture
+def replay(paths, qtbot):
+    r = Replay(paths)
+    qtbot.addWidget(r.chart)
+    return r
+
+
+@pytest.fixture
+def make_dock(qtbot, paths):
+    docks = []
+
+    def make(replay: Replay) -> TrainingDock:
+        dock = TrainingDock(paths, replay.live, replay.chart)
+        qtbot.addWidget(dock)
+        docks.append(dock)
+        qtbot.waitUntil(lambda: dock.state == "idle", timeout=WAIT_MS)
+        s = dock.settings
+        s.preset.setCurrentText("tiny")
+        s.seq_len.setValue(32)
+        s.batch_size.setValue(16)
+        s.epochs.setValue(1)
+        s.device.setCurrentIndex(s.device.findData("cpu"))
+        return dock
+
+    yield make
+    for dock in docks:
+        assert dock.shutdown(60.0)
+
+
+def wait_live(qtbot, dock) -> None:
+    qtbot.waitUntil(lambda: dock.events_seen["LiveReady"] == 1 or dock.state == "failed",
+                    timeout=WAIT_MS)
+    assert dock.state == "live", dock.detail
+
+
+def test_live_training_on_a_fast_replay_predicts_learns_and_marks(qtbot, replay, make_dock,
+                                                                   paths, monkeypatch,
+                                                                   caplog):
+    from workstation.ml.checkpoints import CheckpointStore
+    from workstation.ml.online import OnlineLearner
+
+    threads = []
+    step = OnlineLearner.on_closed_candle
+
+    def recording_step(self, candles):
+        threads.append(threading.current_thread())
+        return step(self, candles)
+
+    monkeypatch.setattr(OnlineLearner, "on_closed_candle", recording_step)
+    dock = make_dock(replay)
+    assert dock.current_run_id is None
+    dock.start_live_training()
+    wait_live(qtbot, dock)
+    overlays = replay.chart.overlays
+    qtbot.waitUntil(lambda: dock.events_seen["LiveStep"] >= 1, timeout=WAIT_MS)
+    assert overlays.ghost is not None and overlays.count(CURRENT) >= 2
+    assert overlays.ghost.ts == int(replay.live.candles.ts[-1]) + 60_000
+
+    replay.feed(30, qtbot, pause_ms=30)
+    qtbot.waitUntil(lambda: dock.overlay.right + dock.overlay.wrong >= 12, timeout=WAIT_MS)
+    assert overlays.count(MARKS) == dock.overlay.right + dock.overlay.wrong
+    curves = dock.curves.series
+    assert len(curves["live_loss"]) >= 2 and all(y > 0 for y in curves["live_loss"].y)
+    qtbot.waitUntil(lambda: len(curves["live_trend_acc"]) >= 1, timeout=WAIT_MS)
+    assert len(curves["live_candle_acc"]) >= 1
+    assert dock.curves.baselines["live_candle"].value is not None
+    assert "predictions" in dock.readout.text("live") and "majority" in dock.readout.text("live")
+    assert "next" in dock.detail
+    assert threads and all(t is not threading.main_thread() for t in threads)
+
+    with caplog.at_level(logging.WARNING):
+        replay.feed(25)  # one burst: the learner falls behind and must coalesce
+        qtbot.waitUntil(lambda: "coalesced" in dock.readout.text("live"), timeout=WAIT_MS)
+    assert any("coalesced" in r.getMessage() for r in caplog.records)
+    assert "fell behind" in dock.detail or "fell behind" in dock.readout.text("live")
+
+    dock.stop()
+    qtbot.waitUntil(lambda: dock.state == "idle" and not dock.busy, timeout=WAIT_MS)
+    assert dock.events_seen["LiveSaved"] == 1
+    saved = CheckpointStore(paths.checkpoints_dir).load(dock.current_run_id)
+    assert saved.meta["reason"] == "online" and saved.step >= 2
+    assert overlays.count(CURRENT) == 0 and overlays.ghost is None  # live mode ended
+
+
+def test_live_inference_uses_the_trained_run_and_trains_nothing(qtbot, replay, make_dock):
+    dock = make_dock(replay)
+    dock.start_live()  # nothing trained yet: refused, not failed
+    assert dock.state == "idle" and not dock.busy
+    assert "needs a trained model" in dock.detail
+
+    dock.start_training()
+    qtbot.waitUntil(lambda: dock.state == "idle" and not dock.busy, timeout=WAIT_MS)
+    trained = dock.current_run_id
+    assert dock.events_seen["Finished"] == 1
+    dock.start_live()
+    wait_live(qtbot, dock)
+    assert f"run {trained}" in dock.detail
+    replay.feed(14, qtbot, pause_ms=20)
+    qtbot.waitUntil(lambda: len(dock.curves.series["live_trend_acc"]) >= 1, timeout=WAIT_MS)
+    assert len(dock.curves.series["live_loss"]) == 0  # no training: no loss, never a 0
+    assert "step loss" not in dock.readout.text("live")
+    dock.stop()
+    qtbot.waitUntil(lambda: dock.state == "idle" and not dock.busy, timeout=WAIT_MS)
+    assert dock.events_seen["LiveSaved"] == 0 and dock.current_run_id == trained
+
+
+def test_live_mode_follows_a_switch_of_series(qtbot, replay, make_dock):
+    dock = make_dock(replay)
+    dock.start_live_training()
+    wait_live(qtbot, dock)
+    replay.feed(3, qtbot, pause_ms=30)
+    qtbot.waitUntil(lambda: dock.events_seen["LiveStep"] >= 2, timeout=WAIT_MS)
+    other = demo_candles(800, seed=9, end_ts=END_TS + 86_400_000)
+    replay.show(other.slice(0, 760), SeriesKey("demo", "OTHER/USDT", "1m"))
+    replay.rest = [other.row(i) for i in range(760, 800)]
+    replay.feed(3, qtbot, pause_ms=30)
+    overlays = replay.chart.overlays
+    qtbot.waitUntil(lambda: overlays.ghost is not None
+                    and overlays.ghost.ts == int(other.ts[762]) + 60_000, timeout=WAIT_MS)
+    assert dock.state == "live", dock.detail
+
+
+def test_shutdown_in_live_mode_saves_the_online_model(qtbot, replay, make_dock, paths):
+    from workstation.ml.checkpoints import CheckpointStore
+
+    dock = make_dock(replay)
+    dock.start_live_training()
+    wait_live(qtbot, dock)
+    replay.feed(4, qtbot, pause_ms=50)
+    qtbot.waitUntil(lambda: dock.events_seen["LiveStep"] >= 3, timeout=WAIT_MS)
+    assert dock.shutdown(60.0)
+    assert not dock.busy and dock.state == "idle"
+    assert CheckpointStore(paths.checkpoints_dir).load(dock.current_run_id).step >= 1
