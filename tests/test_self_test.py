@@ -1,6 +1,7 @@
 """`workstation --self-test` on the source install: the whole app offscreen, exit 0."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -12,4 +13,5 @@ def test_self_test_passes_from_the_source_install(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "self-test: passed" in result.stdout
     assert "checkpoint" in result.stdout and "reloaded" in result.stdout
-    assert not any(p.name.startswith("workstation-self-test") for p in tmp_path.iterdir())
+    home = re.search(r"(\S*workstation-self-test-[^/\s]+)", result.stdout).group(1)
+    assert not os.path.exists(home), "the temporary data dir must be removed"

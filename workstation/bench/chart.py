@@ -207,26 +207,31 @@ def _fmt(value, digits=1) -> str:
 
 def _table(cases: list[dict]) -> str:
     cols = ("renderer", "candles", "visible", "first", "pan med", "pan p95", "zoom med",
-            "zoom p95", "jump", "tick med", "tick p95", "peak MB", "reps")
+            "zoom p95", "jump", "tick med", "tick p95", "peak MB", "reps", "load")
     rows = []
+    skipped = []
     for c in cases:
         if "skipped" in c:
-            rows.append((c["renderer"], f"{c['candles']:,}", "", f"skipped: {c['skipped']}")
-                        + ("",) * (len(cols) - 4))
+            skipped.append(f"{c['renderer']} at {c['candles']:,} candles, view {c['view']}: "
+                           f"skipped ({c['skipped']})")
             continue
         rows.append((c["renderer"], f"{c['candles']:,}", f"{c['visible']:,}",
                      _fmt(c["first_paint_ms"]), _fmt(c["pan_ms_median"]),
                      _fmt(c["pan_ms_p95"]), _fmt(c["zoom_ms_median"]), _fmt(c["zoom_ms_p95"]),
                      _fmt(c["jump_ms_median"]), _fmt(c["tick_ms_median"], 2),
                      _fmt(c["tick_ms_p95"], 2), _fmt(c["peak_rss_mb"], 0),
-                     f"{c['pan_n']}/{c['tick_n']}"))
+                     f"{c['pan_n']}/{c['tick_n']}", f"{c.get('load_avg', 0):.1f}"))
     widths = [max(len(str(r[i])) for r in rows + [cols]) for i in range(len(cols))]
     loads = [c["load_avg"] for c in cases if "load_avg" in c]
     load_note = f", load average {min(loads):.1f}-{max(loads):.1f}" if loads else ""
-    lines = ["times in ms; reps = pans (and zooms) / ticks measured; offscreen "
-             f"{WINDOW[0]}x{WINDOW[1]}, {os.cpu_count()} CPUs{load_note}",
+    lines = ["times in ms; reps = pans (and zooms) / ticks measured; load = the machine's "
+             f"load average when the case began; offscreen {WINDOW[0]}x{WINDOW[1]}, "
+             f"{os.cpu_count()} CPUs{load_note}",
              "  ".join(h.rjust(w) for h, w in zip(cols, widths))]
     lines += ["  ".join(str(v).rjust(w) for v, w in zip(r, widths)) for r in rows]
+    if skipped:
+        lines += ["", *skipped, "(finplot: install the bench extra, or point --finplot-python or "
+                               "$WORKSTATION_FINPLOT_PYTHON at a Python that has it)"]
     ratio_lines = []
     for c in cases:
         if c["renderer"] == "workstation" or "skipped" in c or "pan_median_ratio" not in c:
