@@ -3,12 +3,10 @@ a real chart, the OnlineLearner on the worker thread (tiny preset, CPU)."""
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 
 import pytest
-from PySide6.QtCore import QThread
 
 from workstation.market.demo import demo_candles
 from workstation.market.replay import forming_ticks
@@ -24,14 +22,6 @@ WAIT_MS = 60_000
 KEY = SeriesKey("demo", "DEMO/USDT", "1m")
 
 
-@pytest.fixture(autouse=True)
-def no_thread_left_running(qapp):
-    """Fails a test that leaves a QThread running."""
-    yield
-    gc.collect()
-    running = [t.objectName() or repr(t) for t in gc.get_objects()
-               if issubclass(type(t), QThread) and t.isRunning() and t is not qapp.thread()]
-    assert not running, f"QThreads left running: {running}"
 
 
 class Replay:

@@ -3,7 +3,6 @@ QThread worker, real torch training on the CPU and real checkpoint files."""
 
 from __future__ import annotations
 
-import gc
 import logging
 import subprocess
 import sys
@@ -11,7 +10,6 @@ import threading
 import time
 
 import pytest
-from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QMessageBox
 
 from workstation.market.demo import demo_candles
@@ -25,14 +23,6 @@ END_TS = 1_700_000_000_000
 WAIT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def no_thread_left_running(qapp):
-    """Fails a test that leaves a QThread running."""
-    yield
-    gc.collect()
-    running = [t.objectName() or repr(t) for t in gc.get_objects()
-               if issubclass(type(t), QThread) and t.isRunning() and t is not qapp.thread()]
-    assert not running, f"QThreads left running: {running}"
 
 
 @pytest.fixture

@@ -126,7 +126,7 @@ def bench(seconds: float, idle_seconds: float, presets=("small", "tiny"), device
     from ..ui.live_data import LiveData
     from ..ui.training.panel import TrainingDock
 
-    app = QApplication.instance() or QApplication([])
+    app = QApplication.instance() or QApplication([])  # noqa: F841 - kept alive for the run
     cases = []
     with tempfile.TemporaryDirectory(prefix="workstation-bench-gui-") as tmp:
         paths = app_paths(tmp).ensure()

@@ -352,7 +352,7 @@ class Trainer:
         return contextlib.nullcontext()
 
     def _train(self) -> None:
-        tc, model, T = self.train_config, self.model, self.model_config.seq_len
+        tc, T = self.train_config, self.model_config.seq_len
         dev = self.device
         self._acc = torch.zeros(_STATS, dtype=torch.float64, device=dev)
         self._bad_step = torch.full((1,), -1, dtype=torch.int64, device=dev)

@@ -149,7 +149,6 @@ class PriceAxis(_Axis):
         return QtCore.QRectF(0, round(y - h / 2), self.size().width(), h)
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
-        w = self.size().width()
         h = self.size().height()
         p.setPen(self._line_pen)
         p.drawLine(QtCore.QPointF(0.5, 0), QtCore.QPointF(0.5, h))

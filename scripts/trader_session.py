@@ -1,0 +1,94 @@
+"""Use the real app as a trader would, on a virtual screen, and save a screenshot.
+
+Starts Xvfb, opens ``workstation --source demo`` in a fresh data dir, and drives it with keys
+only (xdotool): marks two trades on the chart, starts training, waits, stops it, and saves
+the screen as a PNG. Needs Debian's ``xvfb``, ``xdotool`` and ``imagemagick``.
+
+    python scripts/trader_session.py [--out docs/screenshot.png] [--train-seconds 25]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DISPLAY = ":97"
+
+
+def xdo(*args: str) -> str:
+    return subprocess.run(["xdotool", *args], check=True, capture_output=True, text=True,
+                          env=dict(os.environ, DISPLAY=DISPLAY)).stdout.strip()
+
+
+def keys(*names: str, repeat: int = 1, pause: float = 0.12) -> None:
+    for _ in range(repeat):
+        for name in names:
+            xdo("key", "--clearmodifiers", name)
+            time.sleep(pause)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("docs/screenshot.png"))
+    parser.add_argument("--train-seconds", type=float, default=25.0)
+    args = parser.parse_args()
+    for tool in ("Xvfb", "xdotool", "import"):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} is missing: apt-get install xvfb xdotool imagemagick")
+    home = tempfile.mkdtemp(prefix="workstation-session-")
+    xvfb = subprocess.Popen(["Xvfb", DISPLAY, "-screen", "0", "1920x1080x24", "-nolisten", "tcp"])
+    app = None
+    try:
+        time.sleep(1.0)
+        env = dict(os.environ, DISPLAY=DISPLAY, WORKSTATION_HOME=home)
+        env.pop("QT_QPA_PLATFORM", None)
+        app = subprocess.Popen([sys.executable, "-m", "workstation", "--source", "demo",
+                                "--speed", "30"], env=env)
+        window = xdo("search", "--sync", "--name", "Workstation").splitlines()[0]
+        xdo("windowsize", window, "1920", "1080")
+        xdo("windowmove", window, "0", "0")
+        xdo("windowactivate", "--sync", window)
+        time.sleep(4.0)  # the demo history loads and the device warms up
+        xdo("mousemove", "700", "450")
+        xdo("click", "1")  # focus the chart (click-to-annotate is off: no trade is made)
+        time.sleep(0.5)
+        keys("End")
+        keys("Left", repeat=60, pause=0.02)
+        keys("l")                             # enter long at the cursor candle's close
+        keys("Right", repeat=12, pause=0.02)
+        keys("x")                             # exit: the first trade
+        keys("Right", repeat=6, pause=0.02)
+        keys("s")                             # enter short
+        keys("Right", repeat=15, pause=0.02)
+        keys("Return")                        # exit: the second trade
+        keys("Right", repeat=5, pause=0.02)
+        keys("m")                             # mark, then label a range as uptrend
+        keys("Right", repeat=10, pause=0.02)
+        keys("1")
+        keys("F5")                            # Start training
+        time.sleep(args.train_seconds)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["import", "-display", DISPLAY, "-window", "root", str(args.out)],
+                       check=True)
+        keys("shift+F5")                      # Stop (saves a checkpoint)
+        time.sleep(3.0)
+        keys("ctrl+q")
+        app.wait(60)
+        print(f"screenshot: {args.out}; app exited with {app.returncode}")
+        return 0 if app.returncode == 0 else 1
+    finally:
+        if app is not None and app.poll() is None:
+            app.kill()
+        xvfb.terminate()
+        xvfb.wait(10)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
