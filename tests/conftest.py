@@ -33,6 +33,6 @@ def no_qthread_left_running():
     app = QCoreApplication.instance()
     gc.collect()
     running = [t.objectName() or repr(t) for t in gc.get_objects()
-               if isinstance(t, QThread) and t.isRunning()
+               if issubclass(type(t), QThread) and t.isRunning()
                and (app is None or t is not app.thread())]
     assert not running, f"QThreads left running: {running}"

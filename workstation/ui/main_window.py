@@ -61,6 +61,7 @@ class MainWindow(QMainWindow):
         self.annotations.dock.raise_()
 
         self.training.device_text_changed.connect(self.status.show_device)
+        self.training.state_changed.connect(self._training_state)
         self.live.candles_changed.connect(self._candles_changed)
         self.live.state_changed.connect(self._state_changed)
         self.data_bar.open_requested.connect(self._open_requested)
@@ -101,6 +102,11 @@ class MainWindow(QMainWindow):
     def _state_changed(self, state: str, detail: str) -> None:
         if state in ("offline", "failed"):
             self.statusBar().showMessage(detail, 20_000)
+
+    def _training_state(self, state: str) -> None:
+        if state in ("training", "live", "failed"):
+            self.training.show()
+            self.training.raise_()  # a run that starts (or fails) brings its panel forward
 
     def import_csv(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import candles", str(Path.home()),
@@ -193,6 +199,9 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
+        else:  # first launch: the chart gets most of the room
+            self.resizeDocks([self.training], [640], Qt.Horizontal)
+            self.resizeDocks([self.log_dock], [130], Qt.Vertical)
         self.set_theme(self.settings.value("view/theme", "dark"))
 
     def _save(self) -> None:

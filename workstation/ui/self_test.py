@@ -40,7 +40,8 @@ async def _exercise(window) -> int:
         await _wait_for(lambda: live.key is not None and len(live.candles) > 0, "demo candles")
         if not live.key.is_demo or not window.data_bar.demo_shown():
             raise SelfTestFailure("the demo market is not labelled DEMO")
-        _say(f"window open on {live.key.provenance} ({len(live.candles)} candles)")
+        _say(f"window \"{window.windowTitle()}\" open ({len(live.candles)} candles)")
+        _check_resources()
         await _wait_for(lambda: training.state == "idle", "the compute device")
         settings = training.settings
         settings.preset.setCurrentText("tiny")
@@ -65,6 +66,20 @@ async def _exercise(window) -> int:
     except Exception as exc:  # noqa: BLE001 - every failure becomes exit status 1
         print(f"self-test: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         return 1
+
+
+def _check_resources() -> None:
+    """The style sheet and the SVG icons load from wherever the package is (source or bundle)."""
+    from PySide6.QtWidgets import QApplication
+
+    from .resources import RESOURCES, app_icon, icon
+
+    if not QApplication.instance().styleSheet():
+        raise SelfTestFailure(f"no style sheet applied from {RESOURCES}")
+    for name, svg in (("app.svg", app_icon()), ("icons/start.svg", icon("start"))):
+        if svg.pixmap(32, 32).isNull():
+            raise SelfTestFailure(f"{RESOURCES / name} does not render (Qt SVG plugins missing?)")
+    _say(f"resources loaded from {RESOURCES}: style sheet and SVG icons")
 
 
 def run_self_test(args) -> int:

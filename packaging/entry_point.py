@@ -1,0 +1,5 @@
+"""What the frozen executable runs: the ``workstation`` command."""
+
+from workstation.cli import main
+
+raise SystemExit(main())
