@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from dataclasses import fields
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox, QFormLayout,
                                QGridLayout, QGroupBox, QLabel, QMessageBox, QPlainTextEdit,
                                QScrollArea, QSizePolicy, QSpinBox, QSplitter, QToolButton,
@@ -41,6 +41,7 @@ from .worker import (CandleSnapshot, LiveJob, LiveWorker, ProgressRelay, Trainin
 
 log = logging.getLogger(__name__)
 STATES = ("idle", "preparing", "training", "live", "stopping", "failed")
+WARMUP_DELAY_MS = 400  # after the window has shown (torch import would slow its start)
 _STATE_COLORS = {"idle": "#b2b5be", "preparing": "#f5a623", "training": "#26a69a",
                  "live": "#42a5f5", "stopping": "#f5a623", "failed": "#ef5350"}
 LIVE_TAIL_MARGIN = 64  # candles beyond what the learner needs, so its windows start inside
@@ -234,7 +235,14 @@ class TrainingDock(QDockWidget):
         self.warmup.ready.connect(self._devices_ready)
         self.warmup.failed.connect(self._devices_failed)
         self._show_state()
-        self.warmup.start()
+        # torch loads on its own thread, but its import holds the GIL for long stretches:
+        # let the window appear first.
+        self._shut_down = False
+        QTimer.singleShot(WARMUP_DELAY_MS, self._start_warmup)
+
+    def _start_warmup(self) -> None:
+        if not self._shut_down:
+            self.warmup.start()
 
     # -- layout ------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -442,6 +450,7 @@ class TrainingDock(QDockWidget):
         """Stop what runs at a safe point (saving a checkpoint), wait for the worker and the
         warm-up threads, and stop the gauges. True if every thread has ended in time."""
         deadline = time.monotonic() + max(0.0, timeout_s)
+        self._shut_down = True
         self._then = None
         ok = True
         if self.busy:
