@@ -36,10 +36,10 @@ from ...annotations.model import Annotation, Direction, Point, Region, RegionLab
 from ...market.candles import Candles
 from ..chart.axis import axis_font
 from ..chart.candle_item import RectBatch, device_scale
+from ..chart.overlays import MARKER_SIZE, marker_sprite
 from .tools import AnnotationTools
 
 PENDING_GROUP = "annotations.pending"
-MARKER_SIZE = 11  # px, the width and height of a marker triangle
 DENSE_SPACING_PX = 8.0  # trades (and notes) closer than this on average become ticks
 MIN_BAND_PX = 4  # regions narrower than this on screen are drawn in their lane
 STRIP_PX = 6  # the height of a lane along the top of the pane
@@ -271,7 +271,6 @@ class AnnotationGraphics:
         self._widths: dict[str, float] = {}  # region label -> pixels
         self._rects = RectBatch()
         self._fragments = PrimitiveArray(QtGui.QPainter.PixmapFragment, 10)
-        self._sprites: dict[tuple[bool, int], QtGui.QPixmap] = {}
         self._x_cache: dict[tuple[int, str], tuple[tuple, np.ndarray]] = {}
         view = chart.price_view
         self.shades = _PaneItem(view, self._paint_shades, chart.price_grid.zValue() - 0.5)
@@ -446,8 +445,8 @@ class AnnotationGraphics:
             xs = np.column_stack((xe[sel], xx[sel])).ravel()
             ys = np.column_stack((ye[sel], yx[sel])).ravel()
             p.strokePath(pg.arrayToQPath(xs, ys, connect="pairs"), pen)
-            self._draw_sprites(p, self._sprite(True, color), xe[sel], ye[sel] + 1 + half)
-            self._draw_sprites(p, self._sprite(False, color), xx[sel], yx[sel] - 1 - half)
+            self._draw_sprites(p, marker_sprite(True, color), xe[sel], ye[sel] + 1 + half)
+            self._draw_sprites(p, marker_sprite(False, color), xx[sel], yx[sel] - 1 - half)
         if idx.size * TEXT_SPACING_PX <= f.width_px and idx.size <= MAX_TEXTS:
             pnl = t.col("pnl")[idx]
             rise = yx <= ye  # the exit is drawn above the entry: put the text over the marker
@@ -523,26 +522,6 @@ class AnnotationGraphics:
                 if texts[i]:
                     p.drawText(QtCore.QPointF(x[i] + 6, y[i] - 4), texts[i])
 
-    def _sprite(self, up: bool, color: QtGui.QColor) -> QtGui.QPixmap:
-        """A ▲ (``up``) or ▼ of ``color``, ``MARKER_SIZE`` pixels square."""
-        key = (up, color.rgba())
-        pix = self._sprites.get(key)
-        if pix is None:
-            s = MARKER_SIZE
-            pix = QtGui.QPixmap(s, s)
-            pix.fill(QtCore.Qt.GlobalColor.transparent)
-            painter = QtGui.QPainter(pix)
-            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
-            painter.setPen(QtCore.Qt.PenStyle.NoPen)
-            painter.setBrush(color)
-            if up:
-                points = [QtCore.QPointF(s / 2, 0), QtCore.QPointF(s, s), QtCore.QPointF(0, s)]
-            else:
-                points = [QtCore.QPointF(0, 0), QtCore.QPointF(s, 0), QtCore.QPointF(s / 2, s)]
-            painter.drawPolygon(QtGui.QPolygonF(points))
-            painter.end()
-            self._sprites[key] = pix
-        return pix
 
 
 class PreviewOverlays:

@@ -101,8 +101,8 @@ def _exposed(frame: VisibleCandles, rect: QtCore.QRectF, sx: float, sy: float,
     return np.flatnonzero(hit) + left
 
 
-class CandleItem(ViewSizedItem):
-    """Wicks and bodies (or per-pixel-column high-low bars) in up and down colours."""
+class _FrameItem(ViewSizedItem):
+    """Paints the current ``VisibleCandles`` frame in an up and a down colour."""
 
     def __init__(self, up: QtGui.QColor, down: QtGui.QColor):
         super().__init__()
@@ -117,6 +117,10 @@ class CandleItem(ViewSizedItem):
     def set_frame(self, frame: VisibleCandles) -> None:
         self.frame = frame
         self.update()
+
+
+class CandleItem(_FrameItem):
+    """Wicks and bodies (or per-pixel-column high-low bars) in up and down colours."""
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
         f = self.frame
@@ -158,22 +162,8 @@ class CandleItem(ViewSizedItem):
         p.restore()
 
 
-class VolumeItem(ViewSizedItem):
+class VolumeItem(_FrameItem):
     """Volume bars from zero, coloured by the direction of their candle (or column)."""
-
-    def __init__(self, up: QtGui.QColor, down: QtGui.QColor):
-        super().__init__()
-        self.frame: VisibleCandles = empty_visible()
-        self.set_colors(up, down)
-        self._batch = RectBatch()
-
-    def set_colors(self, up: QtGui.QColor, down: QtGui.QColor) -> None:
-        self._brushes = (QtGui.QBrush(up), QtGui.QBrush(down))
-        self.update()
-
-    def set_frame(self, frame: VisibleCandles) -> None:
-        self.frame = frame
-        self.update()
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
         f = self.frame

@@ -42,6 +42,31 @@ def _key(color: QtGui.QColor) -> int:
     return color.rgba()
 
 
+_SPRITES: dict[tuple[bool, int], QtGui.QPixmap] = {}
+
+
+def marker_sprite(up: bool, color: QtGui.QColor) -> QtGui.QPixmap:
+    """A ▲ (``up``) or ▼ of ``color``, ``MARKER_SIZE`` pixels square, made once per colour."""
+    key = (up, _key(color))
+    pix = _SPRITES.get(key)
+    if pix is None:
+        s = MARKER_SIZE
+        pix = QtGui.QPixmap(s, s)
+        pix.fill(QtCore.Qt.GlobalColor.transparent)
+        painter = QtGui.QPainter(pix)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+        painter.setPen(QtCore.Qt.PenStyle.NoPen)
+        painter.setBrush(color)
+        if up:
+            points = [QtCore.QPointF(s / 2, 0), QtCore.QPointF(s, s), QtCore.QPointF(0, s)]
+        else:
+            points = [QtCore.QPointF(0, 0), QtCore.QPointF(s, 0), QtCore.QPointF(s / 2, s)]
+        painter.drawPolygon(QtGui.QPolygonF(points))
+        painter.end()
+        _SPRITES[key] = pix
+    return pix
+
+
 @dataclass(frozen=True)
 class Marker:
     ts: int
@@ -175,7 +200,6 @@ class OverlayItem(ViewSizedItem):
         # QPainter.PixmapFragment is ten doubles: x, y, source left, top, width, height,
         # scale x, scale y, rotation, opacity.
         self._fragments = np.empty((0, 10))
-        self._sprites: dict[tuple[bool, int], QtGui.QPixmap] = {}
         self.setZValue(5)
 
     @property
@@ -307,25 +331,6 @@ class OverlayItem(ViewSizedItem):
         p.setBrush(fill)
         p.drawRect(QtCore.QRectF(cx - half + 0.5, top + 0.5, 2 * half, height))
 
-    def _sprite(self, up: bool, color: QtGui.QColor) -> QtGui.QPixmap:
-        key = (up, _key(color))
-        pix = self._sprites.get(key)
-        if pix is None:
-            s = MARKER_SIZE
-            pix = QtGui.QPixmap(s, s)
-            pix.fill(QtCore.Qt.GlobalColor.transparent)
-            painter = QtGui.QPainter(pix)
-            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
-            painter.setPen(QtCore.Qt.PenStyle.NoPen)
-            painter.setBrush(color)
-            if up:
-                points = [QtCore.QPointF(s / 2, 0), QtCore.QPointF(s, s), QtCore.QPointF(0, s)]
-            else:
-                points = [QtCore.QPointF(0, 0), QtCore.QPointF(s, 0), QtCore.QPointF(s / 2, s)]
-            painter.drawPolygon(QtGui.QPolygonF(points))
-            painter.end()
-            self._sprites[key] = pix
-        return pix
 
     def _paint_markers(self, p, cols, t_lo, t_hi, sx, dx, sy, dy) -> None:
         win = self._window(cols, t_lo, t_hi)
@@ -350,7 +355,7 @@ class OverlayItem(ViewSizedItem):
         kept_style = style[keep]
         for st in np.unique(kept_style):
             sel = keep[kept_style == st]
-            pix = self._sprite(bool(st // ncol), cols["palette"][st % ncol])
+            pix = marker_sprite(bool(st // ncol), cols["palette"][st % ncol])
             if len(self._fragments) < sel.size:
                 self._fragments = np.empty((max(sel.size, 2 * len(self._fragments)), 10))
             frags = self._fragments[:sel.size]
