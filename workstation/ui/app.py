@@ -40,6 +40,7 @@ async def run_window(args, *, on_shown=None) -> int:
     from .main_window import MainWindow
 
     window = MainWindow(app_paths().ensure())
+    window.live.feed_settings.update(feed_overrides(args))
     close_requested = asyncio.Event()
     window.close_requested.connect(close_requested.set)
     window.show()
@@ -51,6 +52,18 @@ async def run_window(args, *, on_shown=None) -> int:
         await close_requested.wait()
     await window.shutdown()
     return status
+
+
+def feed_overrides(args) -> dict:
+    """``--ccxt-urls`` / ``--ccxt-options`` as CcxtFeed arguments (ccxt loads only if given)."""
+    urls, options = getattr(args, "ccxt_urls", None), getattr(args, "ccxt_options", None)
+    if not (urls or options):
+        return {}
+    from ..market.ccxt_feed import parse_json_overrides
+
+    pairs = (("urls", parse_json_overrides(urls, "--ccxt-urls")),
+             ("options", parse_json_overrides(options, "--ccxt-options")))
+    return {name: value for name, value in pairs if value}
 
 
 def run_app(args) -> int:

@@ -46,8 +46,9 @@ class LiveData(QObject):
         self.detail = ""
         self.latency_ms: float | None = None
         self.last_update_wall: float | None = None
-        self.ccxt_urls: dict | None = None
-        self.ccxt_options: dict | None = None
+        # Extra CcxtFeed arguments for exchange sources: urls/options overrides (testnets,
+        # proxies), ccxt constructor config, retry policy.
+        self.feed_settings: dict = {}
         self._task: asyncio.Task | None = None
         self._stop = asyncio.Event()
 
@@ -156,8 +157,8 @@ class LiveData(QObject):
             self._reset(cache.load(key), key)
         self._set_state("connecting", key.source)
         tf = key.timeframe.ms
-        feed = CcxtFeed(key.source, key.symbol, key.timeframe, urls=self.ccxt_urls,
-                        options=self.ccxt_options, on_state=self._feed_state)
+        feed = CcxtFeed(key.source, key.symbol, key.timeframe, on_state=self._feed_state,
+                        **self.feed_settings)
         try:
             async with feed:
                 now = key.timeframe.floor(int(time.time() * 1000))
@@ -169,8 +170,6 @@ class LiveData(QObject):
                     self._store(key, recent)
                     self._reset(self.candles.merge(recent), key)
                 after = int(self.candles.ts[-1]) if len(self.candles) else None
-                if len(self.candles) and not self.candles.last_closed:
-                    after -= tf
                 async for update in feed.stream(self._stop, after_ts=after):
                     self.latency_ms = feed.latency_ms
                     self._apply(update)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent
-from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMainWindow, QMessageBox
+from PySide6.QtWidgets import (QApplication, QFileDialog, QInputDialog, QMainWindow, QMessageBox,
+                               QVBoxLayout, QWidget)
 
 from .. import __version__
 from ..paths import AppPaths
@@ -17,6 +18,7 @@ from .chart.chart_widget import ChartWidget
 from .data_bar import DataBar
 from .live_data import LiveData
 from .log_dock import LogDock
+from .offline_banner import OfflineBanner
 from .resources import icon
 from .status import StatusPanel
 from .theme import CHART_COLORS, THEMES, apply_theme
@@ -42,7 +44,14 @@ class MainWindow(QMainWindow):
 
         self.live = LiveData(paths.candle_cache, self)
         self.chart = ChartWidget(self)
-        self.setCentralWidget(self.chart)
+        self.offline = OfflineBanner(self)
+        centre = QWidget(self)
+        column = QVBoxLayout(centre)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.offline)
+        column.addWidget(self.chart, 1)
+        self.setCentralWidget(centre)
         self.data_bar = DataBar(self)
         self.addToolBar(Qt.TopToolBarArea, self.data_bar)
         self.status = StatusPanel(self.statusBar(), self.live)
@@ -65,6 +74,9 @@ class MainWindow(QMainWindow):
         self.live.candles_changed.connect(self._candles_changed)
         self.live.state_changed.connect(self._state_changed)
         self.data_bar.open_requested.connect(self._open_requested)
+        self.offline.retry_requested.connect(self._retry)
+        self.offline.demo_requested.connect(self._open_demo)
+        self.offline.import_requested.connect(self.import_csv)
         self._build_menus()
         self.resize(1500, 900)
         self._restore()
@@ -100,8 +112,18 @@ class MainWindow(QMainWindow):
             self.chart.candles_changed(kind)
 
     def _state_changed(self, state: str, detail: str) -> None:
+        if state == "offline":
+            self.offline.show_offline(detail)
+        elif state not in ("connecting", "reconnecting"):
+            self.offline.hide()
         if state in ("offline", "failed"):
             self.statusBar().showMessage(detail, 20_000)
+
+    def _retry(self) -> None:
+        self._open_requested(*self.data_bar.values())
+
+    def _open_demo(self) -> None:
+        self._open_requested("demo", "", self.data_bar.values()[2])
 
     def _training_state(self, state: str) -> None:
         if state in ("training", "live", "failed"):
