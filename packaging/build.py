@@ -52,13 +52,15 @@ def version() -> str:
 
 
 def torch_variant() -> str:
-    """``cpu``, ``cu128`` or ``rocm6.3``: which torch build the bundle carries."""
+    """``cpu``, ``cu128``, ``rocm6.3`` or ``mps`` (macOS): which torch build the bundle carries."""
     import torch
 
     if torch.version.cuda:
         return "cu" + torch.version.cuda.replace(".", "")
     if getattr(torch.version, "hip", None):
         return "rocm" + ".".join(torch.version.hip.split(".")[:2])
+    if sys.platform == "darwin" and torch.backends.mps.is_built():
+        return "mps"
     return "cpu"
 
 
@@ -140,7 +142,6 @@ def freeze() -> None:
 def run_self_test(executable: Path, timeout_s: float = SELF_TEST_TIMEOUT_S) -> str:
     """Run ``executable --self-test`` offscreen; return its output, or raise naming the failure."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    env.pop("WORKSTATION_HOME", None)
     try:
         result = subprocess.run([str(executable), "--self-test"], capture_output=True, text=True,
                                 env=env, timeout=timeout_s, cwd=executable.parent)
@@ -213,6 +214,8 @@ def make_deb(bundle: Path, icon_png: Path, out: Path, version_: str, variant: st
     fields = {"@VERSION@": f"{version_}+{variant}", "@ARCH@": deb_arch(),
               "@INSTALLED_SIZE_KB@": str(dir_size(stage) // 1024 + 1),
               "@MAINTAINER@": maintainer,
+              # the bundle carries this machine's libraries, built against its glibc
+              "@GLIBC@": platform.libc_ver()[1],
               "@VARIANT@": "CPU" if variant == "cpu" else f"GPU ({variant})"}
     for key, value in fields.items():
         control = control.replace(key, value)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import platform
 import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -153,8 +155,13 @@ def test_deb_holds_root_owned_files_in_opt_and_usr_only(dist, names):
     assert field("Package") == "workstation"
     assert field("Version") == f"{__version__}+{build.torch_variant()}"
     assert field("Architecture") == build.deb_arch()
+    assert f"libc6 (>= {platform.libc_ver()[1]})" in field("Depends")
     entries = deb_listing(deb)
     assert {owner for owner, _ in entries} == {"root/root"}
+    modes = subprocess.run(["dpkg-deb", "--contents", str(deb)], capture_output=True,
+                           text=True, check=True).stdout.split("\n")
+    unreadable = [m for m in modes if m and (m[7] != "r" or (m[0] == "d" and m[9] != "x"))]
+    assert not unreadable, f"files other users cannot read: {unreadable[:3]}"
     paths = {path for _, path in entries}
     assert {"/opt/workstation/workstation", "/usr/bin/workstation",
             "/usr/share/applications/workstation.desktop",
@@ -177,11 +184,23 @@ def test_deb_extracted_to_a_folder_launches_and_passes_self_test(dist, names, tm
     assert Path(resources).is_relative_to(tmp_path / "opt" / "workstation")
 
 
+def run_as_nobody(*command: str) -> subprocess.CompletedProcess:
+    """Run ``command`` as user nobody, with a home of its own."""
+    home = Path(tempfile.mkdtemp(prefix="workstation-nobody-"))
+    try:
+        home.chmod(0o777)
+        return subprocess.run(["runuser", "-u", "nobody", "--", "env", f"HOME={home}",
+                               f"WORKSTATION_HOME={home / 'data'}", "QT_QPA_PLATFORM=offscreen",
+                               *command], capture_output=True, text=True, timeout=600, cwd=home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.mark.slow
 @linux_only
 def test_deb_installs_runs_and_uninstalls_without_leftovers(dist, names):
-    if os.geteuid() != 0 or shutil.which("dpkg") is None:
-        pytest.skip("installing a .deb needs root and dpkg")
+    if os.geteuid() != 0 or not (shutil.which("dpkg") and shutil.which("runuser")):
+        pytest.skip("installing a .deb needs root, dpkg and runuser")
     if subprocess.run(["dpkg", "-s", "workstation"], capture_output=True).returncode == 0:
         pytest.skip("a workstation package is installed on this machine; not touching it")
     deb = dist / names["deb"]
@@ -189,13 +208,16 @@ def test_deb_installs_runs_and_uninstalls_without_leftovers(dist, names):
     try:
         subprocess.run(["dpkg", "-i", str(deb)], check=True, capture_output=True)
         installed = subprocess.run(["dpkg", "-L", "workstation"], capture_output=True,
-                                   text=True, check=True).stdout.split()
+                                   text=True, check=True).stdout.splitlines()
         owned = [Path(p) for p in installed if p.startswith(("/opt/workstation", "/usr/bin/",
                                                              "/usr/share/applications/",
                                                              "/usr/share/icons/"))]
         assert all(p.exists() for p in owned)
         output = build.run_self_test(Path("/usr/bin/workstation"))
         assert "resources loaded from /opt/workstation/" in output
+        as_user = run_as_nobody("/usr/bin/workstation", "--self-test")
+        assert as_user.returncode == 0 and "self-test: passed" in as_user.stdout, \
+            "a user other than root runs the installed app: " + as_user.stdout + as_user.stderr
         after_run = {str(p) for p in Path("/opt/workstation").rglob("*")}
         assert after_run <= packaged, f"the app wrote into its install folder: " \
                                       f"{sorted(after_run - packaged)[:5]}"

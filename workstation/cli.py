@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.data_dir:
         use_home(args.data_dir)
-    paths = app_paths().ensure()
-    setup_logging(paths, debug=args.debug)
+    if not getattr(args, "self_test", False):  # the self-test works in a temporary home only
+        setup_logging(app_paths().ensure(), debug=args.debug)
     log.info("workstation %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args) or 0)
