@@ -102,7 +102,10 @@ def _exposed(frame: VisibleCandles, rect: QtCore.QRectF, sx: float, sy: float,
 
 
 class _FrameItem(ViewSizedItem):
-    """Paints the current ``VisibleCandles`` frame in an up and a down colour."""
+    """Paints the current ``VisibleCandles`` frame in an up and a down colour; a subclass
+    draws the exposed part (``_draw``)."""
+
+    volume_pane = False  # exposure is judged on high/low, or on volume from zero
 
     def __init__(self, up: QtGui.QColor, down: QtGui.QColor):
         super().__init__()
@@ -118,77 +121,67 @@ class _FrameItem(ViewSizedItem):
         self.frame = frame
         self.update()
 
-
-class CandleItem(_FrameItem):
-    """Wicks and bodies (or per-pixel-column high-low bars) in up and down colours."""
-
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
+        """The exposed candles (or columns), in device pixels, without antialiasing."""
         f = self.frame
         if not len(f):
             return
         sx, dx, sy, dy = device_scale(p)
-        sel = _exposed(f, option.exposedRect, sx, sy, False)
-        x = f.x[sel]
-        if not len(x):
+        sel = _exposed(f, option.exposedRect, sx, sy, self.volume_pane)
+        if not len(f.x[sel]):
             return
-        o, h, l, c = f.open[sel], f.high[sel], f.low[sel], f.close[sel]
-        cx = np.floor(sx * x + dx)
-        y_high = np.rint(sy * h + dy)
-        y_low = np.rint(sy * l + dy)
-        up = c >= o
+        cx = np.floor(sx * f.x[sel] + dx)
+        up = f.close[sel] >= f.open[sel]
         p.save()
         p.resetTransform()
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         p.setPen(QtCore.Qt.PenStyle.NoPen)
-        wick_h = y_low - y_high + 1.0
+        self._draw(p, f, sel, cx, up, sx, sy, dy)
+        p.restore()
+
+    def _draw(self, p, f: VisibleCandles, sel, cx, up, sx, sy, dy) -> None:
+        raise NotImplementedError
+
+
+class CandleItem(_FrameItem):
+    """Wicks and bodies (or per-pixel-column high-low bars) in up and down colours."""
+
+    def _draw(self, p, f: VisibleCandles, sel, cx, up, sx, sy, dy) -> None:
+        y_high = np.rint(sy * f.high[sel] + dy)
+        wick_h = np.rint(sy * f.low[sel] + dy) - y_high + 1.0
         if f.columns or sx < 3.0:
             for mask, brush in zip((up, ~up), self._brushes):
                 p.setBrush(brush)
                 self._batch.draw(p, cx[mask], y_high[mask], 1.0, wick_h[mask])
-        else:
-            bw = _body_width(sx)
-            y_open = np.rint(sy * o + dy)
-            y_close = np.rint(sy * c + dy)
-            body_top = np.minimum(y_open, y_close)
-            body_h = np.abs(y_open - y_close) + 1.0
-            for mask, brush in zip((up, ~up), self._brushes):
-                m = int(mask.sum())
-                p.setBrush(brush)
-                bx = np.concatenate((cx[mask], cx[mask] - bw // 2))
-                by = np.concatenate((y_high[mask], body_top[mask]))
-                bwidth = np.concatenate((np.ones(m), np.full(m, float(bw))))
-                bh = np.concatenate((wick_h[mask], body_h[mask]))
-                self._batch.draw(p, bx, by, bwidth, bh)
-        p.restore()
+            return
+        bw = _body_width(sx)
+        y_open = np.rint(sy * f.open[sel] + dy)
+        y_close = np.rint(sy * f.close[sel] + dy)
+        body_top = np.minimum(y_open, y_close)
+        body_h = np.abs(y_open - y_close) + 1.0
+        for mask, brush in zip((up, ~up), self._brushes):
+            m = int(mask.sum())
+            p.setBrush(brush)
+            bx = np.concatenate((cx[mask], cx[mask] - bw // 2))
+            by = np.concatenate((y_high[mask], body_top[mask]))
+            bwidth = np.concatenate((np.ones(m), np.full(m, float(bw))))
+            bh = np.concatenate((wick_h[mask], body_h[mask]))
+            self._batch.draw(p, bx, by, bwidth, bh)
 
 
 class VolumeItem(_FrameItem):
     """Volume bars from zero, coloured by the direction of their candle (or column)."""
 
-    def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
-        f = self.frame
-        if not len(f):
-            return
-        sx, dx, sy, dy = device_scale(p)
-        sel = _exposed(f, option.exposedRect, sx, sy, True)
-        x = f.x[sel]
-        if not len(x):
-            return
-        cx = np.floor(sx * x + dx)
+    volume_pane = True
+
+    def _draw(self, p, f: VisibleCandles, sel, cx, up, sx, sy, dy) -> None:
         y_top = np.rint(sy * f.volume[sel] + dy)
-        y_zero = np.rint(dy)
-        height = np.maximum(y_zero - y_top, 1.0)
-        up = f.close[sel] >= f.open[sel]
+        height = np.maximum(np.rint(dy) - y_top, 1.0)
         if f.columns or sx < 3.0:
             width, left = 1.0, cx
         else:
             bw = _body_width(sx)
             width, left = float(bw), cx - bw // 2
-        p.save()
-        p.resetTransform()
-        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
-        p.setPen(QtCore.Qt.PenStyle.NoPen)
         for mask, brush in zip((up, ~up), self._brushes):
             p.setBrush(brush)
             self._batch.draw(p, left[mask], y_top[mask], width, height[mask])
-        p.restore()
