@@ -167,7 +167,7 @@ def bench(seconds: float, idle_seconds: float, presets=("small", "tiny"), device
         finally:
             dock.shutdown(120)
             dock.close()
-            del dock
+            dock = None  # drop the last reference before collecting
             gc.collect()  # Qt objects in cycles go on this (the GUI) thread
     return cases
 

@@ -19,8 +19,7 @@ import time
 start = time.perf_counter()
 import argparse, asyncio
 import qasync
-from workstation.ui.app import _qt_app, run_window
-from workstation.ui.theme import apply_theme
+from workstation.ui.app import qt_app, run_window
 
 async def shown(window):
     while not len(window.live.candles):
@@ -29,8 +28,7 @@ async def shown(window):
     print(time.perf_counter() - start, window.training.state, flush=True)
     return 0
 
-app = _qt_app()
-apply_theme(app, None)
+qt_app()
 args = argparse.Namespace(source="demo", symbol=None, timeframe="1m", speed=1.0)
 qasync.run(run_window(args, on_shown=shown))
 """

@@ -15,13 +15,15 @@ import sys
 log = logging.getLogger(__name__)
 
 
-def _qt_app():
+def qt_app():
+    """The QApplication (made once), named, with the app icon, quitting only when told."""
     os.environ.setdefault("QT_API", "pyside6")
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
     from PySide6.QtWidgets import QApplication
 
     from .. import __version__
     from .resources import app_icon
+    from .theme import apply_theme
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Workstation")
@@ -29,6 +31,7 @@ def _qt_app():
     app.setOrganizationName("Workstation")
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
+    apply_theme(app, None)  # before any widget exists; the window then applies the saved one
     return app
 
 
@@ -67,12 +70,9 @@ def feed_overrides(args) -> dict:
 
 
 def run_app(args) -> int:
-    app = _qt_app()
+    qt_app()
     import qasync
 
-    from .theme import apply_theme
-
-    apply_theme(app, None)
     status = qasync.run(run_window(args))
     log.info("workstation window closed")
     return int(status or 0)

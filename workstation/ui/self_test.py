@@ -95,11 +95,9 @@ def run_self_test(args) -> int:
     try:
         import qasync
 
-        from .app import _qt_app, run_window
-        from .theme import apply_theme
+        from .app import qt_app, run_window
 
-        app = _qt_app()
-        apply_theme(app, None)
+        qt_app()
         status = qasync.run(run_window(args, on_shown=_exercise))
     finally:
         logging_shutdown()
