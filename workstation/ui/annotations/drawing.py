@@ -227,17 +227,16 @@ class _Frame:
         """The top pixel of lane ``index`` along the top of the pane."""
         return self.top + index * (STRIP_PX + 1)
 
-    def runs(self, left: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The pixel runs (starts, lengths) that bands ``left``, ``width`` cover together
-        on the pane: as many as there are gaps, however many bands there are."""
+    def coverage(self, left: np.ndarray, width: np.ndarray) -> tuple[int, np.ndarray]:
+        """``(origin, covered)``: which device pixel columns of the pane (from ``origin``)
+        bands ``left``, ``width`` cover together, however many bands there are."""
         origin = math.floor(self.left_px)
         size = int(math.ceil(self.right_px)) - origin + 1
         lo = np.clip(left - origin, 0, size).astype(np.int64)
         hi = np.clip(left + width - origin, 0, size).astype(np.int64)
-        cover = np.cumsum(np.bincount(lo, minlength=size + 1)
-                          - np.bincount(hi, minlength=size + 1))[:size] > 0
-        edges = np.flatnonzero(np.diff(np.concatenate(([False], cover, [False]))))
-        return edges[0::2] + origin, edges[1::2] - edges[0::2]
+        covered = np.cumsum(np.bincount(lo, minlength=size + 1)
+                            - np.bincount(hi, minlength=size + 1))[:size] > 0
+        return origin, covered
 
     def x_px(self, x: np.ndarray) -> np.ndarray:
         return np.floor(self.sx * x + self.dx)
@@ -490,9 +489,16 @@ class AnnotationGraphics:
 
     def _draw_lane(self, p, f: _Frame, lane: int, left: np.ndarray, width: np.ndarray,
                    offset: int = 0, height: int = STRIP_PX) -> None:
-        """Ticks in ``lane`` over the pixels the bands cover, with the painter's brush."""
-        starts, lengths = f.runs(left, width)
-        self._rects.draw(p, starts, f.lane(lane) + offset, lengths, height)
+        """Ticks in ``lane`` over the pixels the bands cover, in the painter's brush colour:
+        one image, drawn unscaled (one draw call, however many ticks)."""
+        origin, covered = f.coverage(left, width)
+        if not covered.any():
+            return
+        row = np.where(covered, np.uint32(p.brush().color().rgba()), np.uint32(0))
+        pixels = np.ascontiguousarray(np.broadcast_to(row, (int(height), row.size)))
+        image = QtGui.QImage(pixels.data, row.size, int(height), row.size * 4,
+                             QtGui.QImage.Format.Format_ARGB32)
+        p.drawImage(QtCore.QPointF(origin, f.lane(lane) + offset), image)
 
     def _paint_points(self, p, f: _Frame) -> None:
         pts = self.points
