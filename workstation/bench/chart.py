@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WorkstationError
+from . import report
 
 SIZES = (10_000, 100_000, 1_000_000)
 VIEWS = ("500", "all")
@@ -150,12 +151,7 @@ def run(args) -> int:
                           flush=True)
                     cases.extend(_run_worker(python, renderer, data, view, args))
     _add_ratios(cases)
-    if args.json:
-        for case in cases:
-            print(json.dumps(case))
-    else:
-        print(_table(cases))
-    return 0
+    return report(cases, args.json, lambda c: print(_table(c)))
 
 
 def _find(cases, renderer, n, view):

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WorkstationError
+from . import report
 from .chart import TARGETS as CHART_TARGETS
 from .chart import WINDOW
 
@@ -74,12 +75,7 @@ def run(args) -> int:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
         raise WorkstationError(f"benchmark worker failed: {' | '.join(tail)}")
     cases = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    if args.json:
-        for case in cases:
-            print(json.dumps(case))
-    else:
-        print(_table(cases))
-    return 0
+    return report(cases, args.json, lambda c: print(_table(c)))
 
 
 def _table(cases: list[dict]) -> str:

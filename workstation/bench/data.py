@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import json
 import sqlite3
 import tempfile
 import time
@@ -23,6 +22,7 @@ from ..market.candles import Candles
 from ..market.csv_io import read_candles_csv, write_candles_csv
 from ..market.demo import demo_candles
 from ..market.series import SeriesKey
+from . import report
 
 DEFAULT_FILE = (Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ethusdt_1m.csv.gz")
 TARGETS = {"import": 5.0, "cache_load_1m": 0.5, "append": 5e-6, "update": 5e-6}
@@ -138,12 +138,7 @@ def run(args) -> int:
         case["ratio_vs_reference"] = case["reference_seconds"] / case["seconds"]
         if "target_seconds" in case:
             case["meets_target"] = case["seconds"] <= case["target_seconds"]
-    if args.json:
-        for case in cases:
-            print(json.dumps(case))
-    else:
-        _print_table(cases)
-    return 0
+    return report(cases, args.json, _print_table)
 
 
 def _human(seconds: float) -> str:

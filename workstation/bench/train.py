@@ -21,10 +21,11 @@ the reference model; p50 and p99 over ``--runs``.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import time
+
+from . import report
 
 # torch is imported inside the functions: the CLI imports every bench module to build its
 # parser, and `workstation --help` should not wait for torch.
@@ -220,14 +221,10 @@ def run_train(args) -> int:
         config = preset_config(args.preset, seq_len=args.seq_len,
                                use_gradient_checkpointing=checkpointing)
         cases.append(_train_case(name, args, device, config, peak, peak_kind))
-    ref = cases[0]["ms_per_step"]
-    for case in cases:
-        case["speedup_vs_reference"] = ref / case["ms_per_step"]
-    _print(cases, args.json, ("ms_per_step", "samples_per_s", "mfu", "peak_mem_mb",
-                              "activation_mb", "speedup_vs_reference"),
-           f"{args.preset} on {device}, batch {args.batch_size} x {cases[0]['seq_len']} "
-           f"candles; peak {peak / 1e12:.2f} TFLOP/s ({peak_kind})")
-    return 0
+    return _finish(cases, "ms_per_step", args.json,
+                   ("ms_per_step", "samples_per_s", "mfu", "peak_mem_mb", "activation_mb"),
+                   f"{args.preset} on {device}, batch {args.batch_size} x "
+                   f"{cases[0]['seq_len']} candles; peak {peak / 1e12:.2f} TFLOP/s ({peak_kind})")
 
 
 def _latencies(fn, runs: int, device) -> list[float]:
@@ -297,14 +294,10 @@ def run_infer(args) -> int:
             "peak_tflops": peak / 1e12, "peak_kind": peak_kind,
             "peak_mem_mb": memory_stats(device).peak_mb,
         })
-    ref = cases[0]["p50_ms"]
-    for case in cases:
-        case["speedup_vs_reference"] = ref / case["p50_ms"]
-    _print(cases, args.json, ("p50_ms", "p99_ms", "samples_per_s", "peak_mem_mb",
-                              "mfu", "speedup_vs_reference"),
-           f"{args.preset} on {device}, one window of {config.seq_len} candles; peak "
-           f"{peak / 1e12:.2f} TFLOP/s ({peak_kind})")
-    return 0
+    return _finish(cases, "p50_ms", args.json,
+                   ("p50_ms", "p99_ms", "samples_per_s", "peak_mem_mb", "mfu"),
+                   f"{args.preset} on {device}, one window of {config.seq_len} candles; peak "
+                   f"{peak / 1e12:.2f} TFLOP/s ({peak_kind})")
 
 
 def _fmt(value) -> str:
@@ -315,13 +308,20 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _print(cases: list[dict], as_json: bool, columns: tuple[str, ...], title: str) -> None:
-    if as_json:
-        for case in cases:
-            print(json.dumps(case))
-        return
-    print(title)
-    width = max(len(c["case"]) for c in cases) + 2
-    print("case".ljust(width) + "".join(col.rjust(22) for col in columns))
+def _finish(cases: list[dict], key: str, as_json: bool, columns: tuple[str, ...],
+            title: str) -> int:
+    """Add each case's speed-up over the first (the reference) by ``key``, then report."""
+    ref = cases[0][key]
     for case in cases:
-        print(case["case"].ljust(width) + "".join(_fmt(case[col]).rjust(22) for col in columns))
+        case["speedup_vs_reference"] = ref / case[key]
+    columns = columns + ("speedup_vs_reference",)
+
+    def table(cases: list[dict]) -> None:
+        print(title)
+        width = max(len(c["case"]) for c in cases) + 2
+        print("case".ljust(width) + "".join(col.rjust(22) for col in columns))
+        for case in cases:
+            print(case["case"].ljust(width)
+                  + "".join(_fmt(case[col]).rjust(22) for col in columns))
+
+    return report(cases, as_json, table)
