@@ -463,6 +463,59 @@ def test_packed_trades_become_ticks_in_a_lane_along_the_top(host, qtbot):
     assert lane_colors() == (0, 0)
 
 
+def test_regions_shade_their_candles_and_thin_regions_and_packed_notes_become_ticks(host,
+                                                                                   qtbot):
+    from workstation.annotations.model import Point
+    from workstation.ui.annotations.drawing import (
+        POINT_COLOR, POINT_LANE, REGION_LANE, SHADE_ALPHA, STRIP_PX, mixed)
+    from workstation.ui.theme import CHART_COLORS
+
+    chart = host.chart
+    c = chart.candles
+    common = {"symbol": "ETH/USDT", "timeframe": "1m"}
+    host.layer.store.merge(
+        [Region(**common, start_ts=int(c.ts[100]), end_ts=int(c.ts[160]), label="uptrend"),
+         Region(**common, start_ts=int(c.ts[300]), end_ts=int(c.ts[300]) + 1,
+                label="downtrend")]
+        + [Point(**common, ts=int(c.ts[2 * k + 1]), notes="n") for k in range(199)])
+    chart.fit_all()  # 400 candles in about 1000 px: one candle is 2-3 px, notes packed
+    pane = chart.price_view.sceneBoundingRect()
+
+    def pixels(x_candle: float, row_from_top: int, band: int = 0) -> set[int]:
+        """The colours at ``row_from_top`` of the pane over candle x (and ``band`` px
+        either side)."""
+        qtbot.wait(10)
+        image = chart.view.viewport().grab().toImage()
+        top = chart.view.mapFromScene(pane.topLeft()).y()
+        x = chart.view.mapFromScene(chart.price_view.mapViewToScene(
+            QtCore.QPointF(x_candle, 0.0))).x()
+        return {image.pixel(x + dx, top + row_from_top) for dx in range(-band, band + 1)}
+
+    def rgb(color) -> int:
+        return QtGui.QColor(color).rgb()
+
+    low = int(pane.height()) - 8  # under every candle (the autoscale leaves room)
+    for colors in (chart.colors, CHART_COLORS["light"]):
+        chart.set_colors(colors)
+        shade = rgb(mixed(colors.up, colors.background, SHADE_ALPHA))
+        assert shade in pixels(130, low, band=3)  # inside the uptrend region: shaded
+        assert shade not in pixels(200, low, band=3)  # outside it: not
+    # The one-candle downtrend region is a tick in the regions' lane, not a band.
+    down = rgb(chart.colors.down)
+    assert down in pixels(300, REGION_LANE * (STRIP_PX + 1) + 2, band=2)
+    assert down not in pixels(300, low, band=1)
+    # 199 notes in about 1000 px: a lane of ticks; zoomed in: squares at their candles.
+    lane_row = POINT_LANE * (STRIP_PX + 1) + 2
+    assert rgb(POINT_COLOR) in pixels(201, lane_row, band=2)
+    chart.set_cursor(201)
+    chart.zoom(20)
+    assert rgb(POINT_COLOR) not in pixels(201, lane_row, band=40)
+    y = chart.view.mapFromScene(chart.price_view.mapViewToScene(
+        QtCore.QPointF(201, float(c.close[201])))).y()
+    top = chart.view.mapFromScene(pane.topLeft()).y()
+    assert rgb(POINT_COLOR) in pixels(201, y - top)
+
+
 def test_an_undo_the_store_refuses_is_reported_and_dropped_from_the_history(host, qtbot):
     host.cursor_to(10)
     host.press(Key.Key_L)

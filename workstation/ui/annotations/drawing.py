@@ -37,6 +37,7 @@ from ...market.candles import Candles
 from ..chart.axis import axis_font
 from ..chart.candle_item import RectBatch, device_scale
 from ..chart.overlays import MARKER_SIZE, marker_sprite
+from ..chart.text import TextCache
 from .tools import AnnotationTools
 
 PENDING_GROUP = "annotations.pending"
@@ -44,6 +45,7 @@ DENSE_SPACING_PX = 8.0  # trades (and notes) closer than this on average become 
 MIN_BAND_PX = 4  # regions narrower than this on screen are drawn in their lane
 STRIP_PX = 6  # the height of a lane along the top of the pane
 REGION_LANE, TRADE_LANE, POINT_LANE = range(3)
+N_LANES = 3
 TEXT_SPACING_PX = 48.0  # P&L texts are drawn while trades are at least this far apart
 MAX_TEXTS = 300
 MAX_DASHED = 64  # with more trades on screen, their segments are solid (dashing costs)
@@ -208,35 +210,38 @@ class _PaneItem(pg.GraphicsObject):
 
 class _Frame:
     """What one paint needs: the candles, the time window exposed and the item-to-device
-    scale (``x_px = sx * x + dx``), and the pane's top and bottom in device pixels."""
+    scale (``x_px = sx * x + dx``), the pane's top and bottom in device pixels, and what is
+    worked out once for both items (``cache``)."""
 
-    def __init__(self, candles: Candles, p: QtGui.QPainter, exposed: QtCore.QRectF,
-                 bounds: QtCore.QRectF, xs):
+    def __init__(self, candles: Candles, scale: tuple[float, float, float, float],
+                 exposed: QtCore.QRectF, bounds: QtCore.QRectF, xs):
         self.candles = candles
         self.xs = xs  # xs(table, column) -> the chart x of every row's time
+        self.cache: dict[str, tuple] = {}
         self.t_lo = candle_ts(candles, exposed.left() - 1)
         self.t_hi = candle_ts(candles, exposed.right() + 1)
-        self.sx, self.dx, self.sy, self.dy = device_scale(p)
+        self.sx, self.dx, self.sy, self.dy = scale
         self.top, self.bottom = sorted((self.sy * bounds.top() + self.dy,
                                         self.sy * bounds.bottom() + self.dy))
         self.left_px, self.right_px = sorted((self.sx * bounds.left() + self.dx,
                                               self.sx * bounds.right() + self.dx))
         self.width_px = self.right_px - self.left_px
 
-    def lane(self, index: int) -> float:
-        """The top pixel of lane ``index`` along the top of the pane."""
-        return self.top + index * (STRIP_PX + 1)
-
-    def coverage(self, left: np.ndarray, width: np.ndarray) -> tuple[int, np.ndarray]:
-        """``(origin, covered)``: which device pixel columns of the pane (from ``origin``)
-        bands ``left``, ``width`` cover together, however many bands there are."""
+    def coverage(self, lefts: list[np.ndarray],
+                 widths: list[np.ndarray]) -> tuple[int, np.ndarray]:
+        """``(origin, covered)``: for each group of bands ``lefts[g]``, ``widths[g]``, which
+        device pixel columns of the pane (from ``origin``) its bands cover together,
+        however many there are (``covered[g]``; one pass for all groups)."""
         origin = math.floor(self.left_px)
         size = int(math.ceil(self.right_px)) - origin + 1
-        lo = np.clip(left - origin, 0, size).astype(np.int64)
-        hi = np.clip(left + width - origin, 0, size).astype(np.int64)
-        covered = np.cumsum(np.bincount(lo, minlength=size + 1)
-                            - np.bincount(hi, minlength=size + 1))[:size] > 0
-        return origin, covered
+        group = np.repeat(np.arange(len(lefts)) * (size + 1), [len(x) for x in lefts])
+        left = np.concatenate(lefts) - origin
+        right = left + np.concatenate(widths)
+        span = len(lefts) * (size + 1)
+        edges = (np.bincount(group + np.clip(left, 0, size).astype(np.int64), minlength=span)
+                 - np.bincount(group + np.clip(right, 0, size).astype(np.int64),
+                               minlength=span))
+        return origin, np.cumsum(edges.reshape(len(lefts), size + 1), axis=1)[:, :size] > 0
 
     def x_px(self, x: np.ndarray) -> np.ndarray:
         return np.floor(self.sx * x + self.dx)
@@ -254,6 +259,65 @@ class _Frame:
         return left, np.maximum(right - left, 1.0)
 
 
+class _Lanes:
+    """Ticks in the lanes along the top of the pane, gathered during one paint and drawn as
+    one unscaled image: one draw call, however many ticks."""
+
+    def __init__(self, f: _Frame):
+        self._f = f
+        self._groups: list[tuple[int, int, int, np.ndarray, np.ndarray]] = []
+
+    def add(self, lane: int, color: QtGui.QColor, left: np.ndarray, width: np.ndarray,
+            offset: int = 0, height: int = STRIP_PX) -> None:
+        """Ticks of an opaque ``color`` over the pixels that bands ``left``, ``width`` cover,
+        ``height`` rows from ``offset`` rows into ``lane``."""
+        self._groups.append((lane * (STRIP_PX + 1) + offset, height, color.rgba(), left, width))
+
+    def draw(self, p: QtGui.QPainter) -> None:
+        if not self._groups:
+            return
+        origin, covered = self._f.coverage([g[3] for g in self._groups],
+                                           [g[4] for g in self._groups])
+        rows = max(top + height for top, height, *_ in self._groups)
+        pixels = np.zeros((rows, covered.shape[1]), dtype=np.uint32)
+        for (top, height, rgba, _, _), cover in zip(self._groups, covered):
+            pixels[top: top + height, cover] = rgba
+        image = QtGui.QImage(pixels.data, pixels.shape[1], rows, pixels.shape[1] * 4,
+                             QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        p.drawImage(QtCore.QPointF(origin, self._f.top), image)
+
+
+_SPRITES = ((True, True), (False, True), (True, False), (False, False))
+"""The marker sheet, left to right: (▲?, long?): a long's entry and exit, a short's."""
+
+
+class _Style:
+    """The colours, pens and marker sprites of one chart colour scheme, made once."""
+
+    def __init__(self, colors):
+        self.colors = colors
+        self.up, self.down = pg.mkColor(colors.up), pg.mkColor(colors.down)
+        self.palette = (self.up, self.down, pg.mkColor(RANGE_COLOR), pg.mkColor(CUSTOM_COLOR))
+        """Colours of uptrend, downtrend, range and custom regions."""
+        self.shades = tuple(mixed(c, colors.background, SHADE_ALPHA) for c in self.palette)
+        self.selection = mixed(colors.cursor_band, colors.background, 1.0)
+        self.point = pg.mkColor(POINT_COLOR)
+        self.pens: dict[tuple[bool, bool], QtGui.QPen] = {}  # (long?, dashed?) -> pen
+        for is_long, color in ((True, self.up), (False, self.down)):
+            for dashed in (True, False):
+                pen = QtGui.QPen(color, 1.2, QtCore.Qt.PenStyle.DashLine if dashed
+                                 else QtCore.Qt.PenStyle.SolidLine)
+                pen.setCosmetic(True)
+                self.pens[is_long, dashed] = pen
+        s = MARKER_SIZE
+        self.sprites = QtGui.QPixmap(len(_SPRITES) * s, s)
+        self.sprites.fill(QtCore.Qt.GlobalColor.transparent)
+        painter = QtGui.QPainter(self.sprites)
+        for k, (up, is_long) in enumerate(_SPRITES):
+            painter.drawPixmap(k * s, 0, marker_sprite(up, self.up if is_long else self.down))
+        painter.end()
+
+
 class AnnotationGraphics:
     """One series' trades, regions and point notes on a chart's price pane, painted by two
     items: ``shades`` under the grid and candles, ``marks`` over the candles."""
@@ -265,12 +329,13 @@ class AnnotationGraphics:
         self.regions = _Columns(start_ts=np.int64, end_ts=np.int64, code=np.int8, label=object)
         self.points = _Columns(ts=np.int64, price=np.float64, text=object)
         self.selected: Annotation | None = None
-        self._font = axis_font()
-        self._metrics = QtGui.QFontMetricsF(self._font)
-        self._widths: dict[str, float] = {}  # region label -> pixels
+        self._text = TextCache(axis_font())
+        self._style_now: _Style | None = None
         self._rects = RectBatch()
+        self._lines = PrimitiveArray(QtCore.QLineF, 4)
         self._fragments = PrimitiveArray(QtGui.QPainter.PixmapFragment, 10)
         self._x_cache: dict[tuple[int, str], tuple[tuple, np.ndarray]] = {}
+        self._last_frame: tuple[tuple, _Frame] | None = None
         view = chart.price_view
         self.shades = _PaneItem(view, self._paint_shades, chart.price_grid.zValue() - 0.5)
         self.marks = _PaneItem(view, self._paint_marks, chart.overlays.item.zValue() - 0.5)
@@ -322,10 +387,16 @@ class AnnotationGraphics:
 
     # -- painting --------------------------------------------------------------------------
     def _frame(self, p, exposed, bounds) -> _Frame | None:
+        """This paint's frame; the two items share it while nothing it depends on changes."""
         c = self._chart.candles
         if c is None or not len(c):
             return None
-        return _Frame(c, p, exposed, bounds, self._xs)
+        scale = device_scale(p)
+        key = (id(c), len(c), int(c.ts[-1]), scale, exposed.getRect(), bounds.getRect(),
+               self.regions.version, self.trades.version, self.points.version)
+        if self._last_frame is None or self._last_frame[0] != key:
+            self._last_frame = (key, _Frame(c, scale, exposed, bounds, self._xs))
+        return self._last_frame[1]
 
     def _xs(self, table: _Columns, column: str) -> np.ndarray:
         """The chart x of ``column`` of every row, kept until the rows or the series change
@@ -339,14 +410,22 @@ class AnnotationGraphics:
             self._x_cache[key] = cached
         return cached[1]
 
-    def _palette(self) -> tuple[QtGui.QColor, ...]:
-        """Colours of uptrend, downtrend, range and custom regions."""
+    def _style(self) -> _Style:
         colors = self._chart.colors
-        return tuple(pg.mkColor(x) for x in (colors.up, colors.down, RANGE_COLOR, CUSTOM_COLOR))
+        if self._style_now is None or self._style_now.colors is not colors:
+            self._style_now = _Style(colors)
+        return self._style_now
 
-    def _visible_regions(self, f: _Frame) -> np.ndarray:
-        r = self.regions
-        return np.flatnonzero((r.col("start_ts") <= f.t_hi) & (r.col("end_ts") >= f.t_lo))
+    def _region_bands(self, f: _Frame) -> tuple[np.ndarray, ...]:
+        """``(rows, left, width, codes)`` of the regions over the exposed time, their bands
+        in device pixels."""
+        bands = f.cache.get("regions")
+        if bands is None:
+            r = self.regions
+            idx = np.flatnonzero((r.col("start_ts") <= f.t_hi) & (r.col("end_ts") >= f.t_lo))
+            left, width = f.band(f.xs(r, "start_ts")[idx], f.xs(r, "end_ts")[idx])
+            bands = f.cache["regions"] = (idx, left, width, r.col("code")[idx])
+        return bands
 
     def _paint_shades(self, p, exposed, bounds) -> None:
         if self.selected is None and not len(self.regions):
@@ -354,31 +433,23 @@ class AnnotationGraphics:
         f = self._frame(p, exposed, bounds)
         if f is None:
             return
-        background = self._chart.colors.background
+        _, left, width, codes = self._region_bands(f)
+        wide = width >= MIN_BAND_PX
+        if self.selected is None and not wide.any():
+            return
+        style = self._style()
         p.save()
         p.resetTransform()
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         p.setPen(QtCore.Qt.PenStyle.NoPen)
-        idx = self._visible_regions(f) if len(self.regions) else np.empty(0, dtype=np.intp)
-        if idx.size:
-            r = self.regions
-            left, width = f.band(f.xs(r, "start_ts")[idx], f.xs(r, "end_ts")[idx])
-            codes = r.col("code")[idx]
-            palette = self._palette()
-            thin = width < MIN_BAND_PX
-            for code in np.unique(codes).tolist():
-                wide = (codes == code) & ~thin
-                if wide.any():
-                    p.setBrush(mixed(palette[code], background, SHADE_ALPHA))
-                    self._rects.draw(p, left[wide], f.top, width[wide], f.bottom - f.top)
-                narrow = (codes == code) & thin
-                if narrow.any():
-                    p.setBrush(palette[code])
-                    self._draw_lane(p, f, REGION_LANE, left[narrow], width[narrow])
+        for code in np.unique(codes[wide]).tolist():
+            sel = wide & (codes == code)
+            p.setBrush(style.shades[code])
+            self._rects.draw(p, left[sel], f.top, width[sel], f.bottom - f.top)
         if self.selected is not None:
             x0, x1 = candle_x(f.candles, np.array(self.selected.span))
             left, width = f.band(x0, x1)
-            p.setBrush(mixed(self._chart.colors.cursor_band, background, 1.0))
+            p.setBrush(style.selection)
             self._rects.draw(p, left, f.top, width, f.bottom - f.top)
         p.restore()
 
@@ -388,38 +459,40 @@ class AnnotationGraphics:
         f = self._frame(p, exposed, bounds)
         if f is None:
             return
-        colors = self._chart.colors
-        up, down = pg.mkColor(colors.up), pg.mkColor(colors.down)
+        style = self._style()
         p.save()
         p.resetTransform()
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
-        p.setFont(self._font)
+        p.setFont(self._text.font)
+        lanes = _Lanes(f)
         if len(self.regions):
-            self._paint_region_labels(p, f)
+            _, left, width, codes = self._region_bands(f)
+            thin = width < MIN_BAND_PX
+            for code in np.unique(codes[thin]).tolist():
+                sel = thin & (codes == code)
+                lanes.add(REGION_LANE, style.palette[code], left[sel], width[sel])
         if len(self.trades):
-            self._paint_trades(p, f, up, down)
+            self._paint_trades(p, f, style, lanes)
         if len(self.points):
-            self._paint_points(p, f)
+            self._paint_points(p, f, style, lanes)
+        lanes.draw(p)
+        if len(self.regions):
+            self._paint_region_labels(p, f, style)
         p.restore()
 
-    def _paint_region_labels(self, p, f: _Frame) -> None:
-        idx = self._visible_regions(f)
+    def _paint_region_labels(self, p, f: _Frame, style: _Style) -> None:
+        idx, left, width, codes = self._region_bands(f)
         if not idx.size or idx.size > MAX_TEXTS:
             return
-        r = self.regions
-        left, width = f.band(f.xs(r, "start_ts")[idx], f.xs(r, "end_ts")[idx])
-        labels = r.col("label")[idx]
-        codes = r.col("code")[idx]
-        palette = self._palette()
-        baseline = f.top + self._metrics.ascent() + 4
-        for i in range(idx.size):
+        labels = self.regions.col("label")[idx]
+        for i in np.flatnonzero(width > 8).tolist():
             text = labels[i]
-            if width[i] < self._text_width(text) + 8:
+            if width[i] < self._text.width(text) + 8:
                 continue
-            p.setPen(palette[codes[i]])
-            p.drawText(QtCore.QPointF(max(left[i], 0.0) + 4, baseline), text)
+            p.setPen(style.palette[codes[i]])
+            self._text.draw(p, max(left[i], 0.0) + 4, f.top + 4, text)
 
-    def _paint_trades(self, p, f: _Frame, up, down) -> None:
+    def _paint_trades(self, p, f: _Frame, style: _Style, lanes: _Lanes) -> None:
         t = self.trades
         entry_ts, exit_ts = t.col("entry_ts"), t.col("exit_ts")
         idx = np.flatnonzero((entry_ts <= f.t_hi) & (exit_ts >= f.t_lo))
@@ -429,89 +502,66 @@ class AnnotationGraphics:
         xx = f.x_px(f.xs(t, "exit_ts")[idx]) + 0.5
         long = t.col("long")[idx]
         if idx.size * DENSE_SPACING_PX > f.width_px:
-            self._paint_trade_lane(p, f, xe, xx, long, up, down)
+            # packed: longs in the upper half of the trades' lane, shorts in the lower half
+            left = np.minimum(xe, xx) - 0.5
+            width = np.maximum(np.abs(xx - xe), 1.0)
+            half = STRIP_PX // 2
+            for is_long, color, offset in ((True, style.up, 0), (False, style.down, half)):
+                sel = long == is_long
+                if sel.any():
+                    lanes.add(TRADE_LANE, color, left[sel], width[sel], offset, half)
             return
         ye = f.y_px(t.col("entry_price")[idx])
         yx = f.y_px(t.col("exit_price")[idx])
-        half = MARKER_SIZE / 2
-        for is_long, color in ((True, up), (False, down)):
+        dashed = idx.size <= MAX_DASHED
+        for is_long in (True, False):
             sel = long == is_long
-            if not sel.any():
-                continue
-            pen = QtGui.QPen(color, 1.2, QtCore.Qt.PenStyle.DashLine if idx.size <= MAX_DASHED
-                             else QtCore.Qt.PenStyle.SolidLine)
-            pen.setCosmetic(True)
-            xs = np.column_stack((xe[sel], xx[sel])).ravel()
-            ys = np.column_stack((ye[sel], yx[sel])).ravel()
-            p.strokePath(pg.arrayToQPath(xs, ys, connect="pairs"), pen)
-            self._draw_sprites(p, marker_sprite(True, color), xe[sel], ye[sel] + 1 + half)
-            self._draw_sprites(p, marker_sprite(False, color), xx[sel], yx[sel] - 1 - half)
+            if sel.any():
+                self._draw_lines(p, style.pens[is_long, dashed], xe[sel], ye[sel], xx[sel],
+                                 yx[sel])
+        half = MARKER_SIZE / 2
+        entry = np.where(long, 0, 2)  # the sheet's columns: see _SPRITES
+        self._draw_sprites(p, style.sprites, np.concatenate((xe, xx)),
+                           np.concatenate((ye + 1 + half, yx - 1 - half)),
+                           np.concatenate((entry, entry + 1)))
         if idx.size * TEXT_SPACING_PX <= f.width_px and idx.size <= MAX_TEXTS:
             pnl = t.col("pnl")[idx]
             rise = yx <= ye  # the exit is drawn above the entry: put the text over the marker
+            height = self._text.metrics.height()
             for i in range(idx.size):
-                text = pnl_text(float(pnl[i]))
-                w = self._metrics.horizontalAdvance(text)
-                y = (yx[i] - MARKER_SIZE - 4 if rise[i]
-                     else yx[i] + self._metrics.ascent() + 2)
-                p.setPen(up if pnl[i] >= 0 else down)
-                p.drawText(QtCore.QPointF(xx[i] - w / 2, y), text)
+                top = yx[i] - MARKER_SIZE - 4 - height if rise[i] else yx[i] + 2
+                p.setPen(style.up if pnl[i] >= 0 else style.down)
+                self._text.draw(p, xx[i], top, pnl_text(float(pnl[i])), centred=True)
 
-    def _text_width(self, text: str) -> float:
-        """The width of a region label (few distinct ones, so they are kept)."""
-        width = self._widths.get(text)
-        if width is None:
-            width = self._widths[text] = self._metrics.horizontalAdvance(text)
-        return width
+    def _draw_lines(self, p, pen: QtGui.QPen, x0, y0, x1, y1) -> None:
+        """Segments from ``(x0, y0)`` to ``(x1, y1)``, in one call."""
+        self._lines.resize(x0.size)
+        lines = self._lines.ndarray()
+        lines[:, 0], lines[:, 1], lines[:, 2], lines[:, 3] = x0, y0, x1, y1
+        p.setPen(pen)
+        p.drawLines(*self._lines.drawargs())
 
-    def _draw_sprites(self, p, pix: QtGui.QPixmap, cx: np.ndarray, cy: np.ndarray) -> None:
-        """``pix`` centred on each ``(cx, cy)``, in one call."""
+    def _draw_sprites(self, p, sheet: QtGui.QPixmap, cx: np.ndarray, cy: np.ndarray,
+                      column: np.ndarray) -> None:
+        """Sprite ``column`` of ``sheet`` centred on each ``(cx, cy)``, in one call."""
         self._fragments.resize(cx.size)
         frags = self._fragments.ndarray()
         frags[:, 0] = cx
         frags[:, 1] = cy
-        frags[:, 2:6] = (0, 0, MARKER_SIZE, MARKER_SIZE)
+        frags[:, 2] = column * MARKER_SIZE
+        frags[:, 3:6] = (0, MARKER_SIZE, MARKER_SIZE)
         frags[:, 6:10] = (1.0, 1.0, 0.0, 1.0)
-        p.drawPixmapFragments(*self._fragments.drawargs(), pix)
+        p.drawPixmapFragments(*self._fragments.drawargs(), sheet)
 
-    def _paint_trade_lane(self, p, f: _Frame, xe, xx, long, up, down) -> None:
-        """Longs in the upper half of the trades' lane, shorts in the lower half."""
-        left = np.minimum(xe, xx) - 0.5
-        width = np.maximum(np.abs(xx - xe), 1.0)
-        half = STRIP_PX // 2
-        p.setPen(QtCore.Qt.PenStyle.NoPen)
-        for is_long, color in ((True, up), (False, down)):
-            sel = long == is_long
-            if sel.any():
-                p.setBrush(color)
-                self._draw_lane(p, f, TRADE_LANE, left[sel], width[sel],
-                                offset=0 if is_long else half, height=half)
-
-    def _draw_lane(self, p, f: _Frame, lane: int, left: np.ndarray, width: np.ndarray,
-                   offset: int = 0, height: int = STRIP_PX) -> None:
-        """Ticks in ``lane`` over the pixels the bands cover, in the painter's brush colour:
-        one image, drawn unscaled (one draw call, however many ticks)."""
-        origin, covered = f.coverage(left, width)
-        if not covered.any():
-            return
-        row = np.where(covered, np.uint32(p.brush().color().rgba()), np.uint32(0))
-        pixels = np.ascontiguousarray(np.broadcast_to(row, (int(height), row.size)))
-        image = QtGui.QImage(pixels.data, row.size, int(height), row.size * 4,
-                             QtGui.QImage.Format.Format_ARGB32)
-        p.drawImage(QtCore.QPointF(origin, f.lane(lane) + offset), image)
-
-    def _paint_points(self, p, f: _Frame) -> None:
+    def _paint_points(self, p, f: _Frame, style: _Style, lanes: _Lanes) -> None:
         pts = self.points
         ts = pts.col("ts")
         idx = np.flatnonzero((ts >= f.t_lo) & (ts <= f.t_hi))
         if not idx.size:
             return
         x = f.x_px(f.xs(pts, "ts")[idx])
-        color = pg.mkColor(POINT_COLOR)
-        p.setPen(QtCore.Qt.PenStyle.NoPen)
-        p.setBrush(color)
         if idx.size * DENSE_SPACING_PX > f.width_px:
-            self._draw_lane(p, f, POINT_LANE, x, np.ones_like(x))
+            lanes.add(POINT_LANE, style.point, x, np.ones_like(x))
             return
         c = f.candles
         price = pts.col("price")[idx]
@@ -520,14 +570,16 @@ class AnnotationGraphics:
             i = np.clip(np.searchsorted(c.ts, ts[idx][missing], side="right") - 1, 0, len(c) - 1)
             price[missing] = c.close[i]
         y = f.y_px(price)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(style.point)
         self._rects.draw(p, x - 2, y - 2, 5, 5)
         if idx.size * TEXT_SPACING_PX <= f.width_px and idx.size <= MAX_TEXTS:
-            p.setPen(color)
+            p.setPen(style.point)
             texts = pts.col("text")[idx]
+            ascent = self._text.metrics.ascent()
             for i in range(idx.size):
                 if texts[i]:
-                    p.drawText(QtCore.QPointF(x[i] + 6, y[i] - 4), texts[i])
-
+                    self._text.draw(p, x[i] + 6, y[i] - 4 - ascent, texts[i])
 
 
 class PreviewOverlays:

@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
 
 from .candle_item import RectBatch, ViewSizedItem, device_scale
+from .text import TextCache
 from .ticks import TimeTick, price_ticks
 
 AXIS_FONT_PX = 11
@@ -50,32 +51,7 @@ class _Axis(pg.GraphicsWidget):
         self._line_pen = QtGui.QPen(line_color)
         self._line_pen.setCosmetic(True)
         self._tags: dict[str, Tag] = {}
-        self._texts: dict[str, QtGui.QStaticText] = {}
-        self._seen: set[str] = set()
-
-    def _draw_text(self, p: QtGui.QPainter, x: float, top: float, text: str,
-                   centred: bool = False) -> None:
-        """Draw ``text`` with its top at ``top`` (and its left, or centre, at ``x``).
-
-        A label seen before is drawn from a cached ``QStaticText`` (laid out once, about 3x
-        cheaper to draw); a new one is drawn directly, since laying out a ``QStaticText``
-        costs as much as eight plain draws and zooming keeps producing new labels."""
-        st = self._texts.get(text)
-        if st is None and text in self._seen:
-            if len(self._texts) > 2000:
-                self._texts.clear()
-                self._seen.clear()
-            st = QtGui.QStaticText(text)
-            st.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-            st.prepare(QtGui.QTransform(), self._font)
-            self._texts[text] = st
-        if st is not None:
-            left = x - st.size().width() / 2 if centred else x
-            p.drawStaticText(QtCore.QPointF(left, top), st)
-            return
-        self._seen.add(text)
-        left = x - self._metrics.horizontalAdvance(text) / 2 if centred else x
-        p.drawText(QtCore.QPointF(left, top + self._metrics.ascent()), text)
+        self._text = TextCache(self._font)
 
     def set_colors(self, text_color: QtGui.QColor, line_color: QtGui.QColor) -> None:
         self._text_pen.setColor(text_color)
@@ -165,7 +141,7 @@ class PriceAxis(_Axis):
                 shown &= (ys < r.top() - text_h / 2) | (ys > r.bottom() + text_h / 2)
             p.setPen(self._text_pen)
             for value, y in zip(self.values[shown].tolist(), ys[shown].tolist()):
-                self._draw_text(p, _TICK_LEN + 3, y - text_h / 2, self.label(value))
+                self._text.draw(p, _TICK_LEN + 3, y - text_h / 2, self.label(value))
             p.setPen(QtCore.Qt.PenStyle.NoPen)
             p.setBrush(self._line_pen.color())
             self._ticks.draw(p, 0, ys[shown], _TICK_LEN, 1)
@@ -209,7 +185,7 @@ class TimeAxis(_Axis):
         for tick in self.ticks:
             x = math.floor(tr.m11() * tick.x + tr.dx())
             if 0 <= x <= w:
-                self._draw_text(p, x, _TICK_LEN + 1, tick.label, centred=True)
+                self._text.draw(p, x, _TICK_LEN + 1, tick.label, centred=True)
                 xs.append(x)
         p.setPen(QtCore.Qt.PenStyle.NoPen)
         p.setBrush(self._line_pen.color())
