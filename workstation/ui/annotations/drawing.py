@@ -50,7 +50,6 @@ DENSE_SPACING_PX = 8.0  # trades (and notes) closer than this on average become 
 MIN_BAND_PX = 4  # regions narrower than this on screen are drawn in their lane
 STRIP_PX = 6  # the height of a lane along the top of the pane
 REGION_LANE, TRADE_LANE, POINT_LANE = range(3)
-N_LANES = 3
 TEXT_SPACING_PX = 48.0  # P&L texts are drawn while trades are at least this far apart
 MAX_TEXTS = 300
 MAX_DASHED = 64  # with more trades on screen, their segments are solid (dashing costs)
@@ -534,9 +533,9 @@ class AnnotationGraphics:
         if idx.size * TEXT_SPACING_PX <= f.width_px and idx.size <= MAX_TEXTS:
             pnl = t.col("pnl")[idx]
             rise = yx <= ye  # the exit is drawn above the entry: put the text over the marker
-            height = self._text.metrics.height()
+            ascent = self._text.metrics.ascent()
             for i in range(idx.size):
-                top = yx[i] - MARKER_SIZE - 4 - height if rise[i] else yx[i] + 2
+                top = yx[i] - MARKER_SIZE - 4 - ascent if rise[i] else yx[i] + 2
                 p.setPen(style.up if pnl[i] >= 0 else style.down)
                 self._text.draw(p, xx[i], top, pnl_text(float(pnl[i])), centred=True)
 
