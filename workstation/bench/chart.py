@@ -262,14 +262,14 @@ class _Budget:
         return time.perf_counter() < self._until
 
 
-def _stats(samples: list[float]) -> tuple[float, float]:
+def median_p95(samples: list[float]) -> tuple[float, float]:
     if not samples:
         return math.nan, math.nan
     a = np.asarray(samples)
     return float(np.median(a)), float(np.percentile(a, 95))
 
 
-class _PaintClock:
+class PaintClock:
     """Counts paint events of a view's viewport, to time a change until its repaint ends."""
 
     def __init__(self, app, viewport):
@@ -452,7 +452,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
     target.window.show()
     for _ in range(3):
         app.processEvents()
-    clock = _PaintClock(app, target.viewport)
+    clock = PaintClock(app, target.viewport)
     budget = _Budget(budget_s)
     rng = np.random.default_rng(1)
     base = (n - 500 - 0.5, n - 0.5) if view == "500" else (ALL_TRIM - 0.5, n - 0.5)
@@ -504,19 +504,19 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
     case = {"renderer": renderer, "candles": n, "view": view, "visible": int(round(width)),
             "first_paint_ms": round(first_ms, 2), "load_avg": round(load_at_start, 2)}
     for name, samples in (("pan", pan), ("zoom", zoom), ("tick", tick)):
-        med, p95 = _stats(samples)
+        med, p95 = median_p95(samples)
         case[f"{name}_ms_median"] = round(med, 3)
         case[f"{name}_ms_p95"] = round(p95, 3)
         case[f"{name}_n"] = len(samples)
-        case[f"{name}_cpu_ms_median"] = round(_stats(cpu[name])[0], 3)
-    case["jump_ms_median"] = round(_stats(jump)[0], 3)
+        case[f"{name}_cpu_ms_median"] = round(median_p95(cpu[name])[0], 3)
+    case["jump_ms_median"] = round(median_p95(jump)[0], 3)
     if renderer == "workstation":
         appends = []
         ts = int(data["ts"][-1])
         for _ in range(20):
             ts += 60_000
             appends.append(clock.time(lambda: target.append(ts, c, c, c, c, 0.0)))
-        case["append_ms_median"] = round(_stats(appends)[0], 3)
+        case["append_ms_median"] = round(median_p95(appends)[0], 3)
     case["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     return case
 

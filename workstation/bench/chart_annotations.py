@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import WorkstationError
 from . import report
 from .chart import TARGETS as CHART_TARGETS
-from .chart import WINDOW
+from .chart import WINDOW, PaintClock, median_p95
 
 LOAD_TARGET_MS = 200.0
 VIEWS = {"500": 500, "20k": 20_000, "all": None}
@@ -129,45 +129,6 @@ def synthetic_annotations(candles, n: int, seed: int = 3) -> list:
     return out
 
 
-class _PaintClock:
-    """Times a change until the chart's viewport has painted after it: wall-clock
-    milliseconds (returned) and this thread's CPU milliseconds (``cpu_ms``), which other
-    work on a busy machine disturbs less."""
-
-    def __init__(self, app, viewport):
-        from PySide6.QtCore import QEvent, QObject
-
-        class Counter(QObject):
-            count = 0
-
-            def eventFilter(self, obj, event):
-                if event.type() == QEvent.Type.Paint:
-                    self.count += 1
-                return False
-
-        self._app = app
-        self._counter = Counter()
-        self.cpu_ms = 0.0
-        viewport.installEventFilter(self._counter)
-
-    def time(self, change) -> float:
-        before = self._counter.count
-        c0 = time.thread_time()
-        t0 = time.perf_counter()
-        change()
-        while self._counter.count == before:
-            self._app.processEvents()
-            if time.perf_counter() - t0 > 10:
-                raise RuntimeError("no repaint followed the change")
-        self.cpu_ms = (time.thread_time() - c0) * 1000.0
-        return (time.perf_counter() - t0) * 1000.0
-
-
-def _stats(samples: list[float]) -> tuple[float, float]:
-    a = np.asarray(samples)
-    return float(np.median(a)), float(np.percentile(a, 95))
-
-
 def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[dict]:
     from PySide6 import QtWidgets
 
@@ -197,7 +158,7 @@ def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[
     window.show()
     for _ in range(3):
         app.processEvents()
-    clock = _PaintClock(app, chart.view.viewport())
+    clock = PaintClock(app, chart.view.viewport())
     live.candles, live.key = candles, SeriesKey("binance", SYMBOL, TIMEFRAME)
     chart.set_candles(candles, live.key)
     chart.price_view.setXRange(n_candles - 500.5, n_candles - 0.5, padding=0)
@@ -254,8 +215,8 @@ def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[
                                                      viewport.update()))
                 samples[mode].append(clock.time(
                     lambda m=move: chart.price_view.setXRange(*m, padding=0)))
-                cpu[mode].append(clock.cpu_ms)
-        result = {mode: _stats(values) for mode, values in samples.items()}
+                cpu[mode].append(clock.cpu_ms[-1])
+        result = {mode: median_p95(values) for mode, values in samples.items()}
         cpu_med = {mode: float(np.median(values)) for mode, values in cpu.items()}
         lo, hi = int(candles.ts[max(int(base[0]), 0)]), int(candles.ts[-1])
         visible = sum(1 for a in annotations if a.span[0] <= hi and a.span[1] >= lo)

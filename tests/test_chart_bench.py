@@ -1,0 +1,26 @@
+"""``workstation bench chart`` end to end on a small series (the numbers are not judged)."""
+
+from __future__ import annotations
+
+import json
+
+from workstation.cli import main
+
+
+def test_bench_chart_measures_each_renderer_and_view_and_the_ratio_to_ours(capsys):
+    assert main(["bench", "chart", "--sizes", "3000", "--renderers", "workstation,qpicture",
+                 "--reps", "3", "--ticks", "5", "--json"]) == 0
+    cases = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert {(c["renderer"], c["view"]) for c in cases} == {
+        (r, v) for r in ("workstation", "qpicture") for v in ("500", "all")}
+    for c in cases:
+        assert c["candles"] == 3000 and c["pan_n"] == 3 and c["tick_n"] == 5
+        assert 0 < c["pan_ms_median"] <= c["pan_ms_p95"]
+        assert c["pan_cpu_ms_median"] > 0 and c["peak_rss_mb"] > 0
+        if c["renderer"] == "qpicture":  # measured against ours in the same run
+            ours = next(o for o in cases if o["renderer"] == "workstation"
+                        and o["view"] == c["view"])
+            ratio = c["pan_ms_median"] / ours["pan_ms_median"]
+            assert abs(c["pan_median_ratio"] - ratio) <= 0.051  # printed to one decimal
+        else:
+            assert c["visible"] == (500 if c["view"] == "500" else 2960)
