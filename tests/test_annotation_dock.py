@@ -215,5 +215,7 @@ def test_bench_chart_annotations_prints_one_json_object_per_case(capsys):
     assert cases[3]["visible_annotations"] >= 495  # all but the first 40 candles shown
     for c in cases[1:4]:
         assert 0 < c["without_ms_median"] and 0 < c["with_ms_median"] <= c["with_ms_p95"]
-        assert set(c["targets"]) == {"pan_ms_median", "pan_ms_p95"}
+        assert set(c["targets"]) == set(c["chart_alone_targets"]) == {"pan_ms_median",
+                                                                      "pan_ms_p95"}
+        assert c["chart_alone_targets"]["pan_ms_median"] == (c["without_ms_median"] <= 8.0)
     assert cases[4]["add_ms_median"] > 0
