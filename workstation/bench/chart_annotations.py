@@ -210,14 +210,14 @@ def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[
     for view, width in VIEWS.items():
         base = ((n_candles - width - 0.5, n_candles - 0.5) if width
                 else (40 - 0.5, n_candles - 0.5))
-        back = width is not None and base[0] - PAN_CANDLES * 2 * reps > 0
+        back = width is not None and base[0] - PAN_CANDLES * reps > 0
         moves = [(base[0] - PAN_CANDLES * k, base[1] - PAN_CANDLES * k) if back else
                  (base[0] + PAN_CANDLES * (k % 2), base[1] + PAN_CANDLES * (k % 2))
-                 for k in range(1, 2 * reps + 1)]
+                 for k in range(1, reps + 1)]
         samples: dict[str, list[float]] = {"without": [], "with": []}
         cpu: dict[str, list[float]] = {"without": [], "with": []}
         viewport = chart.view.viewport()
-        for k, move in enumerate(moves[:reps]):
+        for k, move in enumerate(moves):
             # the same pan with and without, back to back (which goes first alternates), so
             # both see the same machine; each starts from a repainted view at the same place
             start = moves[k - 1] if k else base
