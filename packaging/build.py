@@ -45,7 +45,8 @@ class BuildError(Exception):
 
 
 def version() -> str:
-    spec = importlib.util.spec_from_file_location("_ws_version", ROOT / "workstation" / "__init__.py")
+    spec = importlib.util.spec_from_file_location("_ws_version",
+                                                  ROOT / "workstation" / "__init__.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.__version__
@@ -206,7 +207,7 @@ def make_deb(bundle: Path, icon_png: Path, out: Path, version_: str, variant: st
             path.chmod(0o755)
     md5sums = []
     for path in sorted(p for p in stage.rglob("*") if p.is_file() and not p.is_symlink()):
-        digest = hashlib.md5(path.read_bytes()).hexdigest()  # noqa: S324 - dpkg's format
+        digest = hashlib.md5(path.read_bytes()).hexdigest()
         md5sums.append(f"{digest}  {path.relative_to(stage).as_posix()}\n")
     control = (PACKAGING / "linux" / "control.in").read_text(encoding="utf-8")
     maintainer = (f"{os.environ.get('DEBFULLNAME', 'Workstation developers')} "

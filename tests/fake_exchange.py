@@ -106,7 +106,7 @@ class FakeBinance:
         self.port: int | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
-    async def __aenter__(self) -> "FakeBinance":
+    async def __aenter__(self) -> FakeBinance:
         app = web.Application()
         app.router.add_get("/api/v3/exchangeInfo", self._exchange_info)
         app.router.add_get("/api/v3/klines", self._klines)

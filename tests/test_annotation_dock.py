@@ -8,14 +8,22 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
 
-from test_annotation_tools import Host, make_candles
 from workstation.annotations.model import Point, Region, Trade
 from workstation.annotations.store import AnnotationStore
-from workstation.market.csv_io import write_candles_csv
 from workstation.paths import app_paths
-from workstation.ui.annotations.list_model import (HOLDING, NOTES, PNL, TIME, TYPE,
-                                                   AnnotationFilter, AnnotationTableModel,
-                                                   Totals, format_duration)
+from workstation.ui.annotations.list_model import (
+    HOLDING,
+    NOTES,
+    PNL,
+    TIME,
+    TYPE,
+    AnnotationFilter,
+    AnnotationTableModel,
+    Totals,
+    format_duration,
+)
+
+from conftest import Host, make_candles
 
 Key = QtCore.Qt.Key
 C = make_candles()
@@ -38,11 +46,6 @@ SAMPLE = [
            label="uptrend", notes="clean trend"),
     Point(symbol="ETH/USDT", timeframe="1m", ts=ts(150), notes="CPI print"),
 ]
-
-
-@pytest.fixture
-def candles_csv(tmp_path):
-    return write_candles_csv(C, tmp_path / "eth.csv")
 
 
 @pytest.fixture
@@ -139,7 +142,7 @@ def test_a_bad_import_file_imports_nothing_and_names_the_record_and_field(host, 
     bad = to_json_record(trade("short", 330, 340, 100.0, 99.0))
     bad["exit_price"] = -5
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps({"version": 1, "annotations": [good, bad]}))
+    path.write_text(json.dumps({"version": 2, "annotations": [good, bad]}))
     before = len(host.layer.store)
     host.layer.import_file(path)
     box = host.window.findChild(QtWidgets.QMessageBox, "annotationFileError")
@@ -214,7 +217,7 @@ def test_bench_chart_annotations_prints_one_json_object_per_case(capsys):
     assert [c["view"] for c in cases[1:4]] == ["500", "20k", "all"]
     assert cases[3]["visible_annotations"] >= 495  # all but the first 40 candles shown
     for c in cases[1:4]:
-        assert 0 < c["without_ms_median"] and 0 < c["with_ms_median"] <= c["with_ms_p95"]
+        assert c["without_ms_median"] > 0 and 0 < c["with_ms_median"] <= c["with_ms_p95"]
         assert set(c["targets"]) == set(c["chart_alone_targets"]) == {"pan_ms_median",
                                                                       "pan_ms_p95"}
         assert c["chart_alone_targets"]["pan_ms_median"] == (c["without_ms_median"] <= 8.0)

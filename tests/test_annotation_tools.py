@@ -2,102 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
+from workstation.annotations import store as store_module
 from workstation.annotations.model import Direction, Region, Trade
 from workstation.annotations.store import AnnotationStore
-from workstation.market.candles import Candles
 from workstation.market.csv_io import write_candles_csv
-from workstation.market.series import SeriesKey
-from workstation.paths import app_paths
+from workstation.market.series import MarketKey, SeriesKey
 from workstation.ui import shortcuts
-from workstation.ui.annotations.dock import AnnotationLayer, annotation_symbol
 from workstation.ui.annotations.drawing import PENDING_GROUP
-from workstation.ui.chart import ChartWidget
-from workstation.ui.live_data import LiveData
+from workstation.ui.annotations.list_model import OVERLAP_MARK, TYPE
 
-Key = QtCore.Qt.Key
-SHIFT = QtCore.Qt.KeyboardModifier.ShiftModifier
+from conftest import SHIFT, Host, Key, N, make_candles
+
 CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
-N = 400
-T0 = 1_699_920_000_000
-SERIES = ("ETH/USDT", "1m")
-
-
-def make_candles(n: int = N) -> Candles:
-    i = np.arange(n)
-    close = np.round(100 + 10 * np.sin(i / 25), 2)
-    open_ = np.concatenate(([close[0]], close[:-1]))
-    ts = T0 + i.astype(np.int64) * 60_000
-    return Candles.from_arrays(ts, open_, np.maximum(open_, close) + 0.2,
-                               np.minimum(open_, close) - 0.2, close, np.full(n, 5.0), "1m")
-
-
-class Host:
-    """The part of the main window annotations live in: live data, the chart in the middle,
-    the annotation layer and its dock, wired in the main window's order (the layer first,
-    then the window's own reset handler that hands the candles to the chart)."""
-
-    def __init__(self, qtbot, home):
-        self.qtbot = qtbot
-        self.paths = app_paths(home).ensure()
-        self.window = QtWidgets.QMainWindow()
-        self.live = LiveData(self.paths.candle_cache, self.window)
-        self.chart = ChartWidget(self.window)
-        self.window.setCentralWidget(self.chart)
-        self.window.statusBar().showMessage("Ready")
-        self.layer = AnnotationLayer(self.paths, self.live, self.chart, self.window)
-        self.window.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.layer.dock)
-        menu = self.window.menuBar().addMenu("&Annotate")
-        for action in self.layer.actions.values():
-            menu.addAction(action)
-        self.live.candles_changed.connect(self._candles_changed)
-        qtbot.addWidget(self.window)
-        self.window.resize(1400, 800)
-        self.window.show()
-        qtbot.waitExposed(self.window)
-
-    def _candles_changed(self, kind: str) -> None:
-        if kind == "reset":
-            self.chart.set_candles(self.live.candles, self.live.key)
-        else:
-            self.chart.candles_changed(kind)
-
-    def open_csv(self, path, symbol: str = SERIES[0]) -> None:
-        asyncio.run(self.live.open(f"csv:{path}", symbol, SERIES[1]))
-        self.qtbot.waitUntil(lambda: self.layer.series == (symbol, SERIES[1])
-                             and self.chart.candles is self.live.candles)
-        self.focus_chart()
-
-    def focus_chart(self) -> None:
-        self.window.activateWindow()
-        self.chart.view.setFocus()
-        self.qtbot.waitUntil(lambda: self.chart.view.hasFocus())
-
-    def press(self, key, modifier=QtCore.Qt.KeyboardModifier.NoModifier, times: int = 1):
-        for _ in range(times):
-            QTest.keyClick(self.chart.view, key, modifier)
-
-    def cursor_to(self, index: int) -> None:
-        """With keys only: Home, then Shift+Right (10) and Right (1)."""
-        self.press(Key.Key_Home)
-        self.press(Key.Key_Right, SHIFT, times=index // 10)
-        self.press(Key.Key_Right, times=index % 10)
-        assert self.chart.cursor_index == index
-
-    def close(self) -> None:
-        self.layer.close()
-        self.window.close()
-
-
-@pytest.fixture
-def candles_csv(tmp_path):
-    return write_candles_csv(make_candles(), tmp_path / "eth.csv")
 
 
 @pytest.fixture
@@ -171,7 +92,7 @@ def test_keyboard_only_trades_regions_undo_redo_survive_a_restart(qtbot, tmp_pat
     assert host.layer.model.rowCount() == 3
     host.press(Key.Key_Z, CTRL | SHIFT)
     assert host.layer.model.rowCount() == 4
-    assert host.layer.actions["annotate.undo"].text() == "Undo add uptrend region"
+    assert host.layer.command_actions["annotate.undo"].text() == "Undo add uptrend region"
     host.close()
 
     again = Host(qtbot, tmp_path / "ws")
@@ -207,7 +128,7 @@ def test_closing_needs_an_entry_and_a_later_candle_and_no_overlap(host):
     host.press(Key.Key_Escape)
     host.cursor_to(45)
     host.press(Key.Key_S)
-    assert "inside a long trade" in host.layer.last_message
+    assert "inside the 1m long entered on the" in host.layer.last_message
     assert host.layer.tools.pending is None
     # A reversal on the exit candle is fine.
     host.cursor_to(57)
@@ -327,7 +248,7 @@ def _click_candle(host, index: int) -> None:
 
 def test_clicks_annotate_only_when_click_mode_is_on_and_it_is_remembered(host, qtbot,
                                                                           tmp_path):
-    click_mode = host.layer.actions["annotate.click_mode"]
+    click_mode = host.layer.command_actions["annotate.click_mode"]
     assert click_mode.isCheckable() and not click_mode.isChecked()
     host.chart.set_cursor(host.chart.visible_range()[0] + 5)
     i0 = host.chart.visible_range()[0]
@@ -345,7 +266,7 @@ def test_clicks_annotate_only_when_click_mode_is_on_and_it_is_remembered(host, q
     assert trade_fields(trade) == expected_trade("short", i0 + 10, i0 + 30)
     host.close()
     again = Host(qtbot, tmp_path / "ws")
-    assert again.layer.actions["annotate.click_mode"].isChecked()
+    assert again.layer.command_actions["annotate.click_mode"].isChecked()
     again.close()
 
 
@@ -353,7 +274,7 @@ def test_every_annotation_key_is_in_the_registry_menus_tooltips_and_palette(host
     from workstation.ui.help import CommandPalette
 
     sheet = dict(shortcuts.cheat_sheet())
-    annotate = dict((text, keys) for keys, text in sheet["Annotate"])
+    annotate = {text: keys for keys, text in sheet["Annotate"]}
     assert annotate["Open long at cursor"] == "L"
     assert annotate["Close trade at cursor"].startswith("X / Return")
     assert annotate["Label mark…cursor as downtrend"] == "2"
@@ -362,7 +283,7 @@ def test_every_annotation_key_is_in_the_registry_menus_tooltips_and_palette(host
         QtGui.QKeySequence.SequenceFormat.NativeText)
     assert ("?", "Keyboard shortcuts") in sheet["Help"]
     assert shortcuts.command("help.palette").keys == ("Ctrl+K",)
-    actions = host.layer.actions
+    actions = host.layer.command_actions
     for command_id in ("annotate.long", "annotate.short", "annotate.mark", "annotate.next"):
         key = shortcuts.command(command_id).keys[0]
         assert actions[command_id].shortcut().toString() == key
@@ -409,10 +330,70 @@ def test_annotations_are_drawn_where_they_are_and_only_for_this_series(host, qtb
     assert after_undo == before
 
 
-def test_demo_series_annotations_are_kept_apart_from_the_real_market():
-    assert annotation_symbol(SeriesKey("demo", "ETH/USDT", "1m")) == "DEMO:ETH/USDT"
-    assert annotation_symbol(SeriesKey("demo", "DEMO/USDT", "1m")) == "DEMO/USDT"
-    assert annotation_symbol(SeriesKey("binance", "ETH/USDT", "1m")) == "ETH/USDT"
+def test_demo_marks_and_real_marks_are_two_markets(host):
+    """The same symbol on the demo market is another market: a real mark is not shown (nor
+    checked for overlaps) on demo candles, and the reverse; the store says which is which."""
+    host.cursor_to(100)
+    host.press(Key.Key_L)
+    host.cursor_to(140)
+    host.press(Key.Key_X)
+    assert host.layer.model.rowCount() == 1
+    host.live._reset(make_candles(), SeriesKey("demo", "ETH/USDT", "1m"))  # as a demo opens
+    host.qtbot.waitUntil(lambda: host.layer.series == (MarketKey("demo", "ETH/USDT"), "1m"))
+    assert host.layer.model.rowCount() == 0 and len(host.layer.graphics) == 0
+    host.cursor_to(120)  # inside the real trade's time: fine on the demo market
+    host.press(Key.Key_S)
+    host.cursor_to(130)
+    host.press(Key.Key_X)
+    assert host.layer.model.rowCount() == 1
+    (real,) = host.layer.store.list(market="real")
+    (demo,) = host.layer.store.list(market="demo")
+    assert (real.symbol, real.direction, demo.symbol, demo.direction) == (
+        "ETH/USDT", Direction.LONG, "ETH/USDT", Direction.SHORT)
+
+
+def test_the_tool_refuses_a_trade_held_during_a_trade_on_another_timeframe(host):
+    """A 1h trade of the market covers the 1m chart's candles: the 1m tool refuses to open
+    or close across it, naming it; one 1m candle before the 1h entry closes is fine."""
+    c = make_candles()
+    hour = 3_600_000
+    first_hour = int(c.ts[0]) - int(c.ts[0]) % hour + hour
+    hourly = Trade(symbol="ETH/USDT", timeframe="1h", direction="long", entry_ts=first_hour,
+                   entry_price=100.0, exit_ts=first_hour + 2 * hour, exit_price=101.0)
+    host.layer.store.add(hourly)  # held from the close of its first hour to that of its third
+    held_from = int(np.searchsorted(c.ts, hourly.held[0]))
+    assert host.layer.model.rowCount() == 0  # another timeframe: not listed on this chart
+    host.cursor_to(held_from + 5)
+    host.press(Key.Key_S)
+    assert host.layer.tools.pending is None
+    assert "inside the 1h long entered on the" in host.layer.last_message
+    host.cursor_to(held_from - 30)
+    host.press(Key.Key_S)
+    host.cursor_to(held_from + 10)
+    host.press(Key.Key_X)
+    assert "would overlap the 1h long entered on the" in host.layer.last_message
+    assert host.layer.tools.pending is not None and len(host.layer.store) == 1
+    host.cursor_to(held_from - 1)  # out on the close where the 1h long comes in
+    host.press(Key.Key_X)
+    assert len(host.layer.store) == 2 and host.layer.model.rowCount() == 1
+
+
+def test_overlapping_trades_of_an_old_store_are_marked_in_the_list(host):
+    c = make_candles()
+    a = Trade(symbol="ETH/USDT", timeframe="1m", direction="long", entry_ts=int(c.ts[10]),
+              entry_price=1.0, exit_ts=int(c.ts[50]), exit_price=2.0)
+    b = Trade(symbol="ETH/USDT", timeframe="1m", direction="short", entry_ts=int(c.ts[30]),
+              entry_price=1.0, exit_ts=int(c.ts[60]), exit_price=2.0)
+    conn = host.layer.store._conn  # as an older release could leave them: straight in
+    for t in (a, b):
+        conn.execute(store_module._INSERT, store_module._row(t))
+    host.layer.reload()
+    texts = [host.layer.model.index(r, TYPE).data() for r in range(2)]
+    assert texts == [f"long {OVERLAP_MARK}", f"short {OVERLAP_MARK}"]
+    tip = host.layer.model.index(0, TYPE).data(QtCore.Qt.ItemDataRole.ToolTipRole)
+    assert "1m short entered on the" in tip and "training refuses" in tip
+    host.layer.store.delete(b.id)
+    assert host.layer.model.index(0, TYPE).data() == "long"
 
 
 def test_another_series_reloads_and_forgets_the_pending_entry_and_history(host, tmp_path):
@@ -467,7 +448,13 @@ def test_regions_shade_their_candles_and_thin_regions_and_packed_notes_become_ti
                                                                                    qtbot):
     from workstation.annotations.model import Point
     from workstation.ui.annotations.drawing import (
-        POINT_COLOR, POINT_LANE, REGION_LANE, SHADE_ALPHA, STRIP_PX, mixed)
+        POINT_COLOR,
+        POINT_LANE,
+        REGION_LANE,
+        SHADE_ALPHA,
+        STRIP_PX,
+        mixed,
+    )
     from workstation.ui.theme import CHART_COLORS
 
     chart = host.chart
@@ -529,6 +516,6 @@ def test_an_undo_the_store_refuses_is_reported_and_dropped_from_the_history(host
     assert box is not None and box.isVisible()
     assert "Could not undo “add long trade”" in box.text() and trade.id in box.text()
     assert host.layer.undo_stack.count() == 0
-    assert not host.layer.actions["annotate.undo"].isEnabled()
+    assert not host.layer.command_actions["annotate.undo"].isEnabled()
     assert host.layer.model.rowCount() == 0 and len(host.layer.graphics) == 0  # as stored
     box.accept()

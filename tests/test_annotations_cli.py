@@ -37,7 +37,10 @@ def test_import_list_export_round_trip(tmp_path, capsys):
     out = capsys.readouterr().out
     trade = sample()[0]
     assert "long 100 -> 102 (+2.00%)" in out and "[a]" in out and "'first'" in out
-    assert "range" in out and "BTC/USDT" not in out and "2 annotation(s)" in out
+    assert "range" in out and "BTC/USDT" not in out
+    assert "2 annotations · 1 trade · win rate 100.0% · mean P&L +2.00%" in out
+    assert main(["annotations", "list", "--market", "demo"]) == 0
+    assert capsys.readouterr().out == "no annotations\n"
 
     json_out, csv_out = tmp_path / "out.json", tmp_path / "out.csv"
     assert main(["annotations", "export", str(json_out), "--timeframe", "1m"]) == 0

@@ -4,8 +4,10 @@ name the bad record and field, re-imports that do not duplicate."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
+import uuid
 
 import pytest
 
@@ -22,7 +24,9 @@ from workstation.annotations.io import (
     write_json,
 )
 from workstation.annotations.model import AnnotationError, Point, Region, Source, Trade
+from workstation.annotations.overlap import OverlappingTradesError
 from workstation.annotations.store import AnnotationStore, MergeResult
+from workstation.market.series import MarketKind
 
 T0 = 1_700_000_000_000
 H = 3_600_000
@@ -30,7 +34,8 @@ H = 3_600_000
 
 def annotations() -> list:
     return [
-        Trade(symbol="ETH/USDT", timeframe="1m", direction="long", entry_ts=T0, entry_price=0.1 + 0.2,
+        Trade(symbol="ETH/USDT", timeframe="1m", direction="long", entry_ts=T0,
+              entry_price=0.1 + 0.2,
               exit_ts=T0 + H, exit_price=2100.25, stop=0.25, target=3000.0,
               tags=("breakout", "london"), notes='comma, "quote"\nsecond line; ünïcode',
               created_at=T0, updated_at=T0 + 5),
@@ -73,14 +78,15 @@ def test_json_shape(tmp_path):
     path = tmp_path / "a.json"
     write_json([trade, region, point], path)
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert doc["version"] == 1
+    assert doc["version"] == 2
     t, r, p = doc["annotations"]
     assert set(t) == set(JSON_FIELDS)
-    assert {"id", "kind", "symbol", "timeframe", "direction", "entry_ts", "entry_price", "exit_ts",
+    assert {"id", "kind", "market", "symbol", "timeframe", "direction", "entry_ts",
+            "entry_price", "exit_ts",
             "exit_price", "label", "start_ts", "end_ts", "notes", "tags", "source", "created_at",
             "updated_at"} <= set(t)
-    assert (t["kind"], t["direction"], t["entry_ts"], t["entry_price"], t["source"]) == (
-        "trade", "long", T0, 0.1 + 0.2, "human")
+    assert (t["kind"], t["market"], t["direction"], t["entry_ts"], t["entry_price"],
+            t["source"]) == ("trade", "real", "long", T0, 0.1 + 0.2, "human")
     assert t["label"] is None and t["start_ts"] is None and t["ts"] is None
     assert t["tags"] == ["breakout", "london"]
     assert (r["kind"], r["label"], r["start_ts"], r["end_ts"]) == ("region", "accumulation",
@@ -144,7 +150,7 @@ def _record(**changes):
     return record
 
 
-def _write_doc(path, records, version=1):
+def _write_doc(path, records, version=2):
     path.write_text(json.dumps({"version": version, "annotations": records}), encoding="utf-8")
 
 
@@ -209,7 +215,7 @@ def test_optional_keys_may_be_left_out(tmp_path):
         ('{"version": 1, "annotations": [{"entry_price": NaN}]}', None, "not valid JSON"),
         ("[]", None, "must be a JSON object"),
         ('{"annotations": []}', "version", "missing"),
-        ('{"version": 2, "annotations": []}', "version", "unsupported version 2"),
+        ('{"version": 3, "annotations": []}', "version", "unsupported version 3"),
         ('{"version": 1, "annotations": {}}', "annotations", "must be a list"),
         ('{"version": 1, "annotations": [7]}', "record", "must be an object"),
     ],
@@ -222,6 +228,54 @@ def test_malformed_json_files(store, tmp_path, text, field, reason):
     assert err.value.field == field
     assert reason in str(err.value) and str(path) in str(err.value)
     assert len(store) == 0
+
+
+def test_version_1_files_read_demo_marks_from_their_old_symbols(store, tmp_path):
+    """Before annotations named their market, the window filed demo marks as DEMO:<symbol>
+    (or kept the demo's own DEMO/... symbol): they come in as demo marks of <symbol>."""
+    records = [{k: v for k, v in to_json_record(a).items() if k != "market"}
+               for a in annotations()[:3]]
+    records[0]["symbol"] = "DEMO:ETH/USDT"
+    records[1]["symbol"] = "DEMO/USDT"
+    path = tmp_path / "v1.json"
+    _write_doc(path, records, version=1)
+    first, second, third = read_json(path)
+    assert (first.market, first.symbol) == (MarketKind.DEMO, "ETH/USDT")
+    assert (second.market, second.symbol) == (MarketKind.DEMO, "DEMO/USDT")
+    assert (third.market, third.symbol) == (MarketKind.REAL, "ETH/USDT")
+    _write_doc(path, [to_json_record(annotations()[0])], version=1)  # "market" is version 2's
+    with pytest.raises(AnnotationImportError, match="market: unknown field"):
+        read_json(path)
+
+
+def test_demo_and_real_marks_stay_apart_in_files(store, fresh, tmp_path):
+    demo = dataclasses.replace(annotations()[1], market=MarketKind.DEMO, id=str(uuid.uuid4()))
+    store.merge(annotations()[:1] + [demo])
+    for name in ("a.json", "a.csv"):
+        export_annotations(store, tmp_path / name)
+        assert import_annotations(fresh, tmp_path / name, market="demo").selected == 1
+        assert fresh.list(market="demo") == [demo] and fresh.list(market="real") == []
+        fresh.delete(demo.id)
+    csv_path = tmp_path / "plain.csv"
+    csv_path.write_text("direction,entry_ts,entry_price,exit_ts,exit_price\n"
+                        f"long,{T0},1,{T0 + H},2\n", encoding="utf-8")
+    (trade,) = read_csv(csv_path, market="demo", symbol="ETH/USDT", timeframe="1m")
+    (real,) = read_csv(csv_path, symbol="ETH/USDT", timeframe="1m")
+    assert trade.market is MarketKind.DEMO and real.market is MarketKind.REAL
+    assert trade.id != real.id  # the same content on two markets is two trades
+
+
+def test_an_import_that_would_overlap_a_trade_imports_nothing(store, tmp_path):
+    items = annotations()
+    store.merge(items)
+    clash = Trade(symbol="ETH/USDT", timeframe="1h", direction="short", entry_ts=T0 + H // 2,
+                  entry_price=2000.0, exit_ts=T0 + H + H // 2, exit_price=1990.0)
+    path = tmp_path / "clash.json"
+    write_json([annotations()[3], clash], path)
+    with pytest.raises(OverlappingTradesError, match="1h short entered on the") as err:
+        import_annotations(store, path)
+    assert [(a.id, b.id) for a, b in err.value.pairs] == [(items[0].id, clash.id)]
+    assert len(store) == 5 and clash.id not in store
 
 
 def test_duplicate_ids_in_one_file_are_an_error(store, tmp_path):

@@ -106,8 +106,10 @@ def test_entry_equal_to_exit_is_a_valid_trade():
 
 
 def test_region_labels_standard_and_custom():
-    up = Region(symbol="BTC/USDT", timeframe="1h", start_ts=T0, end_ts=T0 + 1, label=RegionLabel.UPTREND)
-    custom = Region(symbol="BTC/USDT", timeframe="1h", start_ts=T0, end_ts=T0, label=" accumulation ")
+    up = Region(symbol="BTC/USDT", timeframe="1h", start_ts=T0, end_ts=T0 + 1,
+                label=RegionLabel.UPTREND)
+    custom = Region(symbol="BTC/USDT", timeframe="1h", start_ts=T0, end_ts=T0,
+                    label=" accumulation ")
     assert up.label == "uptrend" and up.label_kind is RegionLabel.UPTREND
     assert custom.label == "accumulation" and custom.label_kind is RegionLabel.CUSTOM
     assert up.span == (T0, T0 + 1)
@@ -138,7 +140,8 @@ def test_annotations_core_imports_no_qt():
     code = (
         "import sys, workstation.annotations.io, workstation.annotations.targets, "
         "workstation.commands.annotations, workstation.bench.annotations\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'qasync'))\n"
+        "bad = sorted(m for m in sys.modules\n"
+        "             if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'qasync'))\n"
         "print(bad); sys.exit(1 if bad else 0)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

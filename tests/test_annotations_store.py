@@ -3,6 +3,7 @@ constraints in the database, migrations, refusing foreign or damaged files, SIGK
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sqlite3
@@ -10,11 +11,13 @@ import subprocess
 import sys
 import textwrap
 import threading
+import uuid
 
 import pytest
 
 from workstation.annotations import store as store_module
 from workstation.annotations.model import Point, Region, Source, Trade
+from workstation.annotations.overlap import OverlappingTradesError, overlapping_pairs
 from workstation.annotations.store import (
     SCHEMA_VERSION,
     AnnotationNotFound,
@@ -24,6 +27,7 @@ from workstation.annotations.store import (
     MergeResult,
     StoreChange,
 )
+from workstation.market.series import MarketKey
 from workstation.paths import app_paths
 
 T0 = 1_700_000_000_000
@@ -214,7 +218,8 @@ def test_database_enforces_its_own_constraints(store):
         with pytest.raises(sqlite3.IntegrityError):
             raw.execute(f"INSERT INTO annotations ({columns}) VALUES ({', '.join('?' * 14)})", row)
     with pytest.raises(sqlite3.IntegrityError):  # a tag must belong to an annotation
-        raw.execute("INSERT INTO annotation_tags VALUES ('22222222-2222-4222-8222-222222222222', 0, 'x')")
+        raw.execute("INSERT INTO annotation_tags VALUES "
+                    "('22222222-2222-4222-8222-222222222222', 0, 'x')")
     raw.execute(f"INSERT INTO annotations ({columns}) VALUES ({', '.join('?' * 14)})", good)
     raw.commit()
     raw.close()
@@ -223,7 +228,8 @@ def test_database_enforces_its_own_constraints(store):
 def test_file_settings(store):
     conn = sqlite3.connect(store.path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == store.schema_version
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    assert version == SCHEMA_VERSION == store.schema_version
     conn.close()
     assert store._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
@@ -270,6 +276,74 @@ def test_migrations_run_in_order_and_a_failed_one_changes_nothing(tmp_path, monk
     conn.close()
 
 
+def _version_1_file(path, rows) -> None:
+    """A store as the first release wrote it: schema version 1, demo marks filed under
+    ``DEMO:<symbol>`` (or the demo's own DEMO/... symbol); rows are (id, symbol, timeframe,
+    kind, start, end, direction)."""
+    conn = sqlite3.connect(path)
+    for statement in store_module.MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    for id_, symbol, timeframe, kind, start, end, direction in rows:
+        prices = (2000.0, 2010.0) if kind == "trade" else (None, None)
+        conn.execute(
+            "INSERT INTO annotations (id, kind, symbol, timeframe, source, start_ts, end_ts, "
+            "direction, entry_price, exit_price, label, notes, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, 'human', ?, ?, ?, ?, ?, ?, '', ?, ?)",
+            (id_, kind, symbol, timeframe, start, end, direction, *prices,
+             "uptrend" if kind == "region" else None, T0, T0))
+    conn.commit()
+    conn.close()
+
+
+def test_version_1_demo_marks_become_demo_marks_of_their_symbol(tmp_path):
+    path = tmp_path / "a.sqlite"
+    ids = [str(uuid.UUID(int=i)) for i in range(1, 5)]
+    _version_1_file(path, [
+        (ids[0], "DEMO:ETH/USDT", "1m", "trade", T0, T0 + H, "long"),
+        (ids[1], "DEMO/USDT", "1h", "region", T0, T0 + 5 * H, None),
+        (ids[2], "ETH/USDT", "1m", "trade", T0, T0 + H, "short"),
+        (ids[3], "ETH/USDT", "1h", "trade", T0 - H, T0 + 3 * H, "long"),
+    ])
+    with AnnotationStore(path) as s:
+        assert s.schema_version == SCHEMA_VERSION == 2
+        demo_eth = MarketKey("demo", "ETH/USDT")
+        assert [a.id for a in s.list(market=demo_eth)] == [ids[0]]
+        assert [a.id for a in s.list(market=MarketKey("demo", "DEMO/USDT"))] == [ids[1]]
+        real = s.trades(MarketKey("real", "ETH/USDT"))
+        assert [t.id for t in real] == [ids[3], ids[2]]  # in entry order
+        # the two real trades overlap (the old tool checked one timeframe): the store opens,
+        # the rule names the pair, and changes that do not move them are accepted
+        assert [(a.id, b.id) for a, b in overlapping_pairs(real)] == [(ids[3], ids[2])]
+        s.update(real[1].edited(notes="still here"))
+        assert s.get(ids[2]).notes == "still here"
+
+
+def test_trades_held_at_the_same_time_are_refused_on_every_timeframe(store):
+    hourly = Trade(symbol="ETH/USDT", timeframe="1h", direction="long", entry_ts=T0 - T0 % H,
+                   entry_price=2000.0, exit_ts=T0 - T0 % H + 4 * H, exit_price=2050.0)
+    store.add(hourly)  # held from the close of its first hour to the close of its fifth
+    inside = Trade(symbol="ETH/USDT", timeframe="1m", direction="short",
+                   entry_ts=hourly.held[0] + 60_000, entry_price=2010.0,
+                   exit_ts=hourly.held[0] + 600_000, exit_price=2000.0)
+    for change in (store.add, store.upsert, lambda t: store.merge([t])):
+        with pytest.raises(OverlappingTradesError, match="1h long entered on the") as err:
+            change(inside)
+        assert err.value.pairs == [(hourly, inside)]
+        assert inside.id not in store and len(store) == 1
+    before = Trade(symbol="ETH/USDT", timeframe="1m", direction="short",
+                   entry_ts=hourly.entry_ts, entry_price=2010.0,
+                   exit_ts=hourly.held[0] - 60_000, exit_price=2000.0)
+    store.add(before)  # out on the close where the hourly long comes in: a reversal
+    other_market = [dataclasses.replace(inside, market="demo"),
+                    dataclasses.replace(inside, symbol="BTC/USDT", id=str(uuid.uuid4()))]
+    assert store.merge(other_market).added == 2
+    moved = before.edited(exit_ts=hourly.held[0] + 60_000)
+    with pytest.raises(OverlappingTradesError):
+        store.update(moved)
+    assert store.get(before.id) == before
+
+
 def _refused(path, *, match):
     before = path.read_bytes()
     siblings = sorted(os.listdir(path.parent))
@@ -308,9 +382,8 @@ def test_damaged_pages_give_an_error_naming_the_file_and_leave_it_untouched(tmp_
     middle = len(data) // 2 // 4096 * 4096
     data[middle: middle + 8192] = b"\xff" * 8192
     path.write_bytes(bytes(data))
-    with pytest.raises(AnnotationStoreError) as err:
-        with AnnotationStore(path) as s:
-            s.list()
+    with pytest.raises(AnnotationStoreError) as err, AnnotationStore(path) as s:
+        s.list()
     assert str(path) in str(err.value)
     assert path.read_bytes() == bytes(data)
 

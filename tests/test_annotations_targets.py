@@ -121,13 +121,62 @@ def test_overlapping_trades_are_an_error_naming_both():
     first, second = trade(at(2), at(8)), trade(at(5), at(12), "short")
     with pytest.raises(OverlappingTradesError) as err:
         action_targets([second, region(at(0), at(19)), first], GRID, "1m")
-    assert first.id in str(err.value) and second.id in str(err.value)
+    assert err.value.pairs == [(first, second)]
+    assert "1m long entered on the 2023-11-14 22:02 candle, exited on the 22:08 candle " \
+           "overlaps 1m short entered on the 2023-11-14 22:05 candle" in str(err.value)
     nested = trade(at(4), at(4))  # a zero-length trade inside another
     with pytest.raises(OverlappingTradesError):
         action_targets([first, nested], GRID, "1m")
     # trades far outside the series are not checked
     action_targets([first, trade(T0 - 9 * M, T0 - 2 * M), trade(T0 - 8 * M, T0 - 3 * M)],
                    GRID, "1m")
+
+
+def test_an_action_lands_where_the_trader_acted_on_the_timeframe_marked():
+    hour = 60 * M
+    long_1h = trade(T0 + hour, T0 + 3 * hour, tf="1h")  # decided at 02:00, out at 04:00
+    grid = T0 + M * np.arange(5 * 60, dtype=np.int64)
+    got = action_targets([long_1h], grid, "1m")
+    assert got.actions[119] == ENTER_LONG and got.actions[239] == EXIT_LONG  # 01:59 and 03:59
+    assert not got.mask[:60].any()  # the span starts with the 01:00 candle marked
+    assert (got.actions[60:119] == ACTION_HOLD).all() and (got.actions[120:239] == 0).all()
+    assert got.position[119:239].tolist() == [1] * 120 and got.position[239] == 0
+    # the same trade on its own grid, and on a coarser one, is on the marked candle's close
+    hours = T0 + hour * np.arange(5, dtype=np.int64)
+    assert action_targets([long_1h], hours, "1h").actions.tolist() == [_, 1, 0, 2, _]
+    fours = T0 + 4 * hour * np.arange(2, dtype=np.int64)
+    assert action_targets([long_1h], fours, "4h").actions.tolist() == [_, _]  # one candle
+
+
+def test_finer_marks_land_on_the_coarser_candle_that_closes_after_them():
+    hour = 60 * M
+    hours = T0 + hour * np.arange(6, dtype=np.int64)
+    # a 1m long in at the close of 01:20 (01:21), out at the close of 03:00 (03:01)
+    minute_trade = trade(T0 + hour + 20 * M, T0 + 3 * hour, tf="1m")
+    assert action_targets([minute_trade], hours, "1h").actions.tolist() == [_, 1, 0, 2, _, _]
+    # a 1s mark at the close of 00:00:59 lands on the 1m candle that closes at 00:01: candle 0;
+    # one at the close of 00:01:00 is too late for candle 0 and lands on candle 1
+    second_trade = Trade(symbol="ETH/USDT", timeframe="1s", direction="short",
+                         entry_ts=T0 + 59_000, entry_price=1.0, exit_ts=T0 + 5 * M,
+                         exit_price=1.0)
+    got = action_targets([second_trade], GRID, "1m")
+    assert got.actions[:7].tolist() == [3, 0, 0, 0, 0, 4, _]
+    late = Trade(symbol="ETH/USDT", timeframe="1s", direction="short", entry_ts=T0 + M,
+                 entry_price=1.0, exit_ts=T0 + 5 * M, exit_price=1.0)
+    assert action_targets([late], GRID, "1m").actions[:3].tolist() == [_, 3, 0]
+
+
+def test_overlap_is_judged_on_held_time_across_timeframes():
+    hour = 60 * M
+    long_1h = trade(T0, T0 + 2 * hour, tf="1h")  # held 01:00 .. 03:00
+    grid = T0 + M * np.arange(4 * 60, dtype=np.int64)
+    before = trade(T0 + 10 * M, T0 + 59 * M, "short")  # held 00:11 .. 01:00: before the entry
+    got = action_targets([long_1h, before], grid, "1m")
+    assert got.actions[10] == ENTER_SHORT and got.actions[59] == ENTER_LONG  # a reversal
+    inside = trade(T0 + 70 * M, T0 + 80 * M, "short")
+    with pytest.raises(OverlappingTradesError) as err:
+        action_targets([long_1h, before, inside], grid, "1m")
+    assert err.value.pairs == [(long_1h, inside)]
 
 
 def test_bad_grids_are_refused():
@@ -144,6 +193,9 @@ def reference(annotations, ts, tf_ms):
 
     def snap(t):
         return next((i for i in range(n) if ts[i] + tf_ms > t), n)
+
+    # The annotations here are on 1m and the grids 1m, 5m or 1h: the first candle closing
+    # after a time is also the first closing at or after its 1m candle's close.
 
     start = min(a.span[0] for a in annotations)
     end = max(a.span[1] for a in annotations)

@@ -3,19 +3,20 @@ they form and close, closed candles cached, clean close; and the offline banner 
 exchange cannot be reached (the source is kept, never switched)."""
 
 import argparse
-import asyncio
 import json
 import socket
 import time
 
 import qasync
 
-from fake_exchange import FakeBinance
 from workstation.market.cache import CandleCache
 from workstation.market.retry import RetryPolicy
 from workstation.market.series import SeriesKey
 from workstation.paths import app_paths
 from workstation.ui.app import run_window
+
+from conftest import wait_for
+from fake_exchange import FakeBinance
 
 MIN = 60_000
 FAST = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.05)
@@ -23,13 +24,6 @@ FAST = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.05)
 
 def on_binance(window) -> bool:
     return window.live.key is not None and window.live.key.source == "binance"
-
-
-async def wait_for(condition, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.02)
 
 
 def test_live_exchange_candles_reach_the_chart_and_the_cache(qapp):

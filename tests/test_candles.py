@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from workstation.errors import WorkstationError
-from workstation.market.candles import CandleUpdate, Candles, CandleValidationError
+from workstation.market.candles import Candles, CandleUpdate, CandleValidationError
 from workstation.market.timeframes import SUPPORTED, parse_timeframe
 
 MIN = 60_000
@@ -18,7 +18,8 @@ def make(n, start=0, tf="1m"):
 
 
 def test_timeframes_parse_and_reject():
-    assert [parse_timeframe(t).ms for t in ("1s", "1m", "4h", "1d")] == [1000, 60_000, 14_400_000, 86_400_000]
+    assert [parse_timeframe(t).ms for t in ("1s", "1m", "4h", "1d")] == [
+        1000, 60_000, 14_400_000, 86_400_000]
     assert len(SUPPORTED) == 9
     with pytest.raises(WorkstationError, match="unsupported timeframe '2m'"):
         parse_timeframe("2m")
@@ -45,7 +46,8 @@ def test_from_arrays_columns_are_typed_views():
 )
 def test_validation_names_row_and_field(field, change, reason):
     c = make(6)
-    arrays = dict(zip(("ts", "open", "high", "low", "close", "volume"), (x.copy() for x in c.columns())))
+    arrays = dict(zip(("ts", "open", "high", "low", "close", "volume"),
+                      (x.copy() for x in c.columns())))
     change(arrays)
     with pytest.raises(CandleValidationError) as info:
         Candles.from_arrays(*arrays.values(), timeframe="1m")

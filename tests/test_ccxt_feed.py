@@ -14,11 +14,17 @@ import ccxt.async_support
 import numpy as np
 import pytest
 
-from fake_exchange import (ILLEGAL_PARAMETER, UNKNOWN_ERROR, FakeBinance, final_candle,
-                           forming_candle)
 from workstation.errors import WorkstationError
 from workstation.market.ccxt_feed import CcxtFeed, parse_json_overrides
 from workstation.market.retry import RetryPolicy
+
+from fake_exchange import (
+    ILLEGAL_PARAMETER,
+    UNKNOWN_ERROR,
+    FakeBinance,
+    final_candle,
+    forming_candle,
+)
 
 MIN = 60_000
 T0 = 1_700_000_040_000  # a 1m candle open time
@@ -256,7 +262,7 @@ def test_a_bad_symbol_is_a_clear_error_before_any_candle_request():
 
 
 def test_unknown_exchange_and_timeframe_are_clear_errors():
-    with pytest.raises(WorkstationError, match="ccxt has no exchange 'binanse'.*binance"):
+    with pytest.raises(WorkstationError, match=r"ccxt has no exchange 'binanse'.*binance"):
         CcxtFeed("binanse", "ETH/USDT")
 
     async def body():

@@ -282,6 +282,74 @@ def test_append_follows_at_the_live_edge_and_stays_elsewhere(chart, qtbot):
     assert chart.visible_range()[1] == 502
 
 
+def test_view_changes_are_announced_once_in_timestamps(chart, qtbot):
+    c = make_candles(400)
+    chart.set_candles(c)
+    ranges, cursors = [], []
+    chart.time_range_changed.connect(lambda t0, t1: ranges.append((t0, t1)))
+    chart.cursor_moved.connect(cursors.append)
+    chart.price_view.setXRange(199.5, 299.5, padding=0)  # as a mouse gesture does
+    assert ranges == [(int(c.ts[200]), int(c.ts[300]))]  # ms beyond 32 bits, intact
+    chart.pan(10)
+    assert ranges[1:] == [(int(c.ts[210]), int(c.ts[310]))]
+    assert chart.price_view.viewRange()[0] == pytest.approx([209.5, 309.5])
+    chart.set_cursor(250)
+    chart.set_cursor(250)  # again: nothing new to say
+    assert cursors == [int(c.ts[250])] and cursors[0] > 2**32
+    assert len(ranges) == 2  # the cursor was on screen: the view stayed
+    r = c.row(-1)
+    c.append(r.ts + 60_000, r.close, r.close, r.close, r.close, 1.0)
+    chart.candles_changed("append")  # the view is in history: it stays, and says nothing
+    assert len(ranges) == 2 and cursors == [int(c.ts[250])]
+
+
+def test_setting_times_shows_those_candles_and_puts_the_cursor_there(chart, qtbot):
+    c = make_candles(500)
+    chart.set_candles(c)
+    chart.show_time_range(int(c.ts[100]), int(c.ts[160]))
+    settle(qtbot)
+    assert chart.visible_range() == (100, 160)
+    assert chart.time_range() == (int(c.ts[100]), int(c.ts[160]))
+    assert chart.price_view.viewRange()[0] == pytest.approx([99.5, 159.5])
+    assert list(chart.frame().x) == list(range(100, 160))
+    chart.set_cursor_time(int(c.ts[130]) + 45_000)  # inside candle 130
+    assert chart.cursor_index == 130 and chart.cursor_time == int(c.ts[130])
+    for part in expected_readout_values(c, 130):
+        assert part in chart.readout_text()
+    chart.set_cursor_time(int(c.ts[400]))  # off screen: scrolled into view
+    i0, i1 = chart.visible_range()
+    assert chart.cursor_index == 400 and i0 <= 400 < i1
+
+
+def test_charts_linked_both_ways_settle_after_one_announcement_each(qtbot):
+    c = make_candles(600)
+    charts = []
+    for _ in range(2):
+        widget = ChartWidget()
+        qtbot.addWidget(widget)
+        widget.resize(800, 500)
+        widget.show()
+        qtbot.waitExposed(widget)
+        widget.set_candles(c)
+        charts.append(widget)
+    a, b = charts
+    heard = {a: [], b: []}
+    for one, other in ((a, b), (b, a)):  # a naive two-way link: no guard against echoes
+        one.time_range_changed.connect(other.show_time_range)
+        one.cursor_moved.connect(other.set_cursor_time)
+        one.time_range_changed.connect(lambda *t, one=one: heard[one].append(t))
+        one.cursor_moved.connect(lambda ts, one=one: heard[one].append(ts))
+    a.price_view.setXRange(99.5, 199.5, padding=0)
+    assert b.visible_range() == (100, 200)
+    b.pan(-20)
+    assert a.visible_range() == (80, 180)
+    a.set_cursor(150)
+    assert b.cursor_index == 150
+    for chart in (a, b):
+        assert heard[chart] == [(int(c.ts[100]), int(c.ts[200])), (int(c.ts[80]), int(c.ts[180])),
+                                int(c.ts[150])]
+
+
 def test_series_switch_reloads_cleanly(chart, qtbot):
     minutes = make_candles(1_000)
     chart.set_candles(minutes, SeriesKey("demo", "DEMO/USDT", "1m"))

@@ -61,7 +61,8 @@ def test_arrows_move_the_cursor_by_one_or_ten(chart, qtbot):
     assert chart.cursor_index == N - 1
     press(chart, Key.Key_Right)  # already on the last candle
     assert chart.cursor_index == N - 1
-    assert moved == [N - 2, N - 12, N - 11, N - 1]
+    # Announced as the cursor candles' open times (ms), one per move.
+    assert moved == [int(chart.candles.ts[i]) for i in (N - 2, N - 12, N - 11, N - 1)]
 
 
 def test_home_and_end_go_to_the_first_and_last_candle_and_keep_them_in_view(chart):
@@ -160,10 +161,11 @@ def test_wheel_zooms_time_only_and_drag_pans(chart, qtbot):
     assert (y1 - y0) < (x1 - x0)  # zoomed in
     start = viewport_pos(chart, (y0 + y1) / 2, mid_price)
     viewport = chart.view.viewport()
-    QTest.mousePress(viewport, QtCore.Qt.MouseButton.LeftButton, QtCore.Qt.KeyboardModifier.NoModifier, start)
+    left, no_modifier = QtCore.Qt.MouseButton.LeftButton, QtCore.Qt.KeyboardModifier.NoModifier
+    QTest.mousePress(viewport, left, no_modifier, start)
     for dx in (10, 40, 80, 120):
         QTest.mouseMove(viewport, start + QtCore.QPoint(dx, 0))
-    QTest.mouseRelease(viewport, QtCore.Qt.MouseButton.LeftButton, QtCore.Qt.KeyboardModifier.NoModifier,
+    QTest.mouseRelease(viewport, left, no_modifier,
                        start + QtCore.QPoint(120, 0))
     z0, z1 = x_range(chart)
     assert z0 < y0 and (z1 - z0) == pytest.approx(y1 - y0)  # dragged right = back in time

@@ -12,8 +12,9 @@ from workstation.cli import main
 from workstation.market.csv_io import write_candles_csv
 from workstation.market.demo import demo_candles
 from workstation.ml.checkpoints import CheckpointStore
+from workstation.ml.config import preset_config
 from workstation.ml.features import FeatureSpec
-from workstation.ml.model import TradingTransformer, preset_config
+from workstation.ml.model import TradingTransformer
 from workstation.ml.online import Predictor
 from workstation.ml.targets import TargetSpec
 

@@ -21,6 +21,7 @@ def test_core_modules_import_without_qt():
         "('PySide6', 'shiboken6', 'pyqtgraph', 'qasync', 'PyQt5', 'PyQt6'))\n"
         "print(','.join(bad))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "", f"core imported Qt: {result.stdout}"

@@ -23,7 +23,7 @@ def binance_line(ts, o, h, l, c, v, scale=1):
 
 def check_rows(candles):
     assert candles.ts.tolist() == [r[0] for r in ROWS]
-    assert np.allclose(np.column_stack([c for c in candles.columns()[1:]]), [r[1:] for r in ROWS])
+    assert np.allclose(np.column_stack(list(candles.columns()[1:])), [r[1:] for r in ROWS])
 
 
 @pytest.mark.parametrize("scale", [1, 1000], ids=["ms", "us"])
@@ -101,6 +101,10 @@ def test_export_round_trip_is_exact(tmp_path, name):
     path = write_candles_csv(candles, tmp_path / name)
     again = read_candles_csv(path, "5m")
     for a, b in zip(candles.columns(), again.columns()):
-        assert np.array_equal(a, b) if a.dtype == np.int64 else np.allclose(a, b, rtol=1e-14, atol=0)
-    first = (gzip.open(path, "rt") if name.endswith(".gz") else open(path)).readline().strip()
+        if a.dtype == np.int64:
+            assert np.array_equal(a, b)
+        else:
+            assert np.allclose(a, b, rtol=1e-14, atol=0)
+    with gzip.open(path, "rt") if name.endswith(".gz") else open(path) as handle:
+        first = handle.readline().strip()
     assert first == "ts_ms,open,high,low,close,volume"

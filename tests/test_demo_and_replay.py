@@ -1,9 +1,12 @@
 """The demo market (seeded, realistic, labelled DEMO) and replay of a series as a live feed."""
 
 import asyncio
+import math
 
 import numpy as np
 
+from workstation.market import demo
+from workstation.market import replay as replay_module
 from workstation.market.candles import Candles
 from workstation.market.demo import DemoMarket, demo_candles
 from workstation.market.replay import replay
@@ -33,8 +36,22 @@ def test_demo_has_volatility_clustering_and_volume_seasonality():
     assert by_hour.max() / by_hour.min() > 1.8
 
 
+def test_demo_garch_variance_matches_the_candle_by_candle_recursion():
+    market = DemoMarket("1m", anchor_ms=10**12, seed=4)
+    chunk = market._chunk_returns(0)
+    rng = np.random.default_rng([4, 0, 0])
+    z = rng.standard_normal(demo._CHUNK)
+    w = market._base_var * (1 - demo._A - demo._B)
+    variance, shock = market._base_var, 0.0
+    for i in range(demo._CHUNK):
+        if i:
+            variance = w + demo._A * shock * shock + demo._B * variance
+        assert math.isclose(chunk.variances[i], variance, rel_tol=1e-12)
+        shock = math.sqrt(variance) * z[i]
+
+
 def test_demo_stream_forms_then_closes():
-    market = DemoMarket("1m", seed=1)
+    market = DemoMarket("1m", anchor_ms=0, seed=1, history=0)
 
     async def take(n):
         out = []
@@ -67,20 +84,30 @@ def test_replay_rebuilds_the_series_exactly():
     assert all(np.array_equal(x, y) for x, y in zip(rebuilt.columns(), source.columns()))
 
 
-def test_replay_speed_and_stop():
+def test_replay_speed_and_stop(monkeypatch):
     source = demo_candles(1000, "1m", seed=2, end_ts=10**12)
+    pauses = []
+    real_sleep = asyncio.sleep
 
-    async def run():
+    async def record_pause(seconds):
+        pauses.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(replay_module.asyncio, "sleep", record_pause)
+
+    async def run(speed):
         stop = asyncio.Event()
         got = []
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        async for update in replay(source, speed=600.0, ticks_per_candle=2, stop=stop):
+        async for update in replay(source, speed=speed, ticks_per_candle=2, stop=stop):
             got.append(update)
             if len(got) == 4:
                 stop.set()
-        return got, loop.time() - start
+        return got
 
-    got, elapsed = asyncio.run(run())
-    assert len(got) == 4
-    assert 0.2 <= elapsed < 1.5  # 600x: 2 ticks a candle -> 0.05 s a tick, 5 sleeps before stop
+    got = asyncio.run(run(600.0))
+    # 600x: a 1m candle in 0.1 s, 2 ticks -> 0.05 s before each; the 5th pause sees the stop
+    assert len(got) == 4 and pauses == [0.05] * 5
+    assert got == [u for i in range(2) for u in replay_module.forming_ticks(
+        source.row(i)._replace(closed=True), 2)]
+    pauses.clear()
+    assert len(asyncio.run(run(0))) == 4 and pauses == [0.0] * 5

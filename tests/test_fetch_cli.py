@@ -9,11 +9,12 @@ import time
 import numpy as np
 import pytest
 
-from fake_exchange import FakeBinance
 from workstation.cli import main
 from workstation.market.cache import CandleCache
 from workstation.market.series import SeriesKey
 from workstation.paths import app_paths
+
+from fake_exchange import FakeBinance
 
 MIN = 60_000
 

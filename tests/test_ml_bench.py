@@ -1,4 +1,5 @@
-"""``workstation bench train`` / ``bench infer``: a tiny smoke run of each, as JSON."""
+"""``workstation bench train`` / ``bench infer`` / ``bench features``: a tiny smoke run of each,
+as JSON."""
 
 from __future__ import annotations
 
@@ -41,6 +42,19 @@ def test_bench_text_output_names_the_ratio(capsys):
                  "--threads", "1"]) == 0
     out = capsys.readouterr().out
     assert "speedup_vs_reference" in out and "fp32 matmul" in out
+
+
+def test_bench_features_times_ours_beside_the_per_candle_reference(capsys):
+    (case,) = run_json(capsys, ["bench", "features", "--candles", "3000",
+                                "--reference-candles", "500", "--runs", "1", "--json"])
+    assert case["case"] == "make_features" and case["candles"] == 3000
+    assert case["finite"] and case["max_abs_diff"] < 1e-5  # the reference computes the same rows
+    for key in ("seconds", "reference_seconds", "ratio_vs_reference"):
+        assert case[key] > 0 and math.isfinite(case[key]), key
+    assert isinstance(case["meets_target"], bool)
+    assert main(["bench", "features", "--candles", "1000", "--reference-candles", "200",
+                 "--runs", "1"]) == 0
+    assert "per-candle Python loop over 200 candles" in capsys.readouterr().out
 
 
 def test_building_the_cli_does_not_import_torch():

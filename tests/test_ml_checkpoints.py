@@ -16,8 +16,13 @@ import torch
 from safetensors.torch import load_file
 
 from workstation.ml import checkpoints as ck
-from workstation.ml.checkpoints import (CheckpointError, CheckpointStore, apply_weights,
-                                        config_differences, load_snapshot)
+from workstation.ml.checkpoints import (
+    CheckpointError,
+    CheckpointStore,
+    apply_weights,
+    config_differences,
+    load_snapshot,
+)
 from workstation.paths import app_paths
 
 torch.set_num_threads(1)
@@ -306,7 +311,7 @@ def test_unsaveable_state_and_meta_fail_before_touching_the_last_checkpoint(save
             self.fn = print
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, Callable())
-    with pytest.raises(CheckpointError, match="without pickle: training state.scheduler"):
+    with pytest.raises(CheckpointError, match=r"without pickle: training state\.scheduler"):
         store.save(run, model, opt, sched, meta(2))
     with pytest.raises(CheckpointError, match="meta is not plain JSON"):
         store.save(run, model, opt, None, meta(2, metrics={"loss": float("nan")}))

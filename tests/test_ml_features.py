@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 import torch
@@ -98,22 +96,22 @@ def test_returns_are_log_ratios_against_the_previous_close_in_volatility_units()
     r = np.diff(np.log(c))
     spec = FeatureSpec()
     t = 400
-    window = np.concatenate(([np.log(c[0] / candles.open[0])], r))[t - spec.volatility_window + 1:t + 1]
+    returns = np.concatenate(([np.log(c[0] / candles.open[0])], r))
+    window = returns[t - spec.volatility_window + 1:t + 1]
     vol = np.sqrt(np.mean(window ** 2) + (spec.min_volatility_bps * 1e-4) ** 2)
     assert feats[t, FEATURE_NAMES.index("close_ret")] == pytest.approx(r[t - 1] / vol, rel=1e-5)
     high = np.log(candles.high[t] / c[t - 1]) / vol
     assert feats[t, FEATURE_NAMES.index("high_ret")] == pytest.approx(high, rel=1e-5)
 
 
-def test_features_are_vectorised_for_a_million_candles():
-    n = 1_000_000
+def test_features_of_a_long_series_are_finite():
+    """Speed on 1M candles is ``workstation bench features``' job; this checks the result."""
+    n = 100_000
     ts = T0 + 60_000 * np.arange(n, dtype=np.int64)
     close = 2000 * np.exp(np.cumsum(np.random.default_rng(0).normal(0, 1e-3, n)))
     candles = Candles.from_arrays(ts, close, close * 1.001, close * 0.999, close,
                                   np.full(n, 10.0), "1m", validate=False)
-    start = time.perf_counter()
     feats = make_features(candles)
-    assert time.perf_counter() - start < 5.0  # about 0.5 s on one core; no per-candle Python
     assert feats.shape == (n, N_FEATURES) and np.isfinite(feats).all()
 
 

@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from workstation.errors import WorkstationError
+from workstation.ml.config import PRESETS, TradingTransformerConfig, preset_config
 from workstation.ml.features import N_FEATURES
-from workstation.ml.model import (PRESETS, ModelOutput, TradingTransformer,
-                                  TradingTransformerConfig, activation_bytes, preset_config)
+from workstation.ml.model import ModelOutput, TradingTransformer, activation_bytes
 
 torch.set_num_threads(1)
 pytestmark = pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
@@ -117,7 +117,8 @@ def test_checkpointing_across_calls_of_different_lengths():
     tensors), give exactly the plain model's gradients."""
     config = tiny(dropout=0.1)
     g = torch.Generator().manual_seed(2)
-    inputs = [torch.randn(2, 64, N_FEATURES, generator=g), torch.randn(3, 20, N_FEATURES, generator=g)]
+    inputs = [torch.randn(2, 64, N_FEATURES, generator=g),
+              torch.randn(3, 20, N_FEATURES, generator=g)]
     with torch.autograd.detect_anomaly():
         plain, _ = grads_of(config, inputs)
         ckpt, _ = grads_of(dataclasses.replace(config, use_gradient_checkpointing=True), inputs)

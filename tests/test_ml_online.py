@@ -14,7 +14,8 @@ from workstation.errors import WorkstationError
 from workstation.market.candles import Candles
 from workstation.market.demo import demo_candles
 from workstation.ml.checkpoints import CheckpointError, CheckpointStore
-from workstation.ml.model import TradingTransformer, preset_config
+from workstation.ml.config import preset_config
+from workstation.ml.model import TradingTransformer
 from workstation.ml.online import OnlineLearner, OnlineTrainingError, Predictor
 from workstation.ml.ownership import ModelOwnershipError, claim, owner_of
 from workstation.ml.targets import TargetSpec, make_targets
@@ -171,10 +172,10 @@ def test_the_trained_model_has_one_owner_and_one_thread():
     assert online.steps == 1 and not errors
 
     busy = TradingTransformer(CONFIG)
-    with claim(busy, "Trainer"):  # a model being batch-trained cannot be adopted
-        with pytest.raises(ModelOwnershipError, match="OnlineLearner cannot take this model: "
-                                                      "Trainer is training it"):
-            learner(model=busy)
+    refused = pytest.raises(ModelOwnershipError, match="OnlineLearner cannot take this model: "
+                                                       "Trainer is training it")
+    with claim(busy, "Trainer"), refused:  # a model being batch-trained cannot be adopted
+        learner(model=busy)
     adopted = learner(model=busy)  # released: now it can
     assert adopted.model is busy and owner_of(busy) == "OnlineLearner"
     with pytest.raises(ModelOwnershipError):

@@ -21,11 +21,10 @@ from workstation.errors import WorkstationError
 from workstation.market.candles import Candles
 from workstation.market.demo import demo_candles
 from workstation.ml.checkpoints import CheckpointStore
+from workstation.ml.config import TrainConfig, preset_config
 from workstation.ml.dataset import TrainingData
-from workstation.ml.events import (BatchEnd, CheckpointSaved, EpochEnd, Failed, Finished,
-                                   RunStarted)
-from workstation.ml.model import preset_config
-from workstation.ml.trainer import Trainer, TrainConfig
+from workstation.ml.events import BatchEnd, CheckpointSaved, EpochEnd, Failed, Finished, RunStarted
+from workstation.ml.trainer import Trainer
 
 torch.set_num_threads(1)
 END = 1_700_000_000_000
@@ -153,7 +152,7 @@ def test_gradient_checkpointing_gives_the_same_50_steps():
     runs = []
     for checkpointing in (False, True):
         mc = model_config(dropout=0.1, use_gradient_checkpointing=checkpointing)
-        trainer, final, rec = train(data, mc, tc)
+        _, final, rec = train(data, mc, tc)
         assert final.status == "completed"
         runs.append(rec.losses())
     assert len(runs[0]) >= 50
@@ -354,7 +353,7 @@ def test_resume_continues_exactly(tmp_path, stop_at):
     data = demo_data()
     mc = model_config(dropout=0.1)
     tc = train_config(epochs=2)
-    _, straight, rec_a = train(data, mc, tc)
+    _, _, rec_a = train(data, mc, tc)
     steps_per_epoch = rec_a.of(RunStarted)[0].steps_per_epoch
     stop_step = 5 if stop_at == "mid-epoch" else steps_per_epoch
 
@@ -396,7 +395,7 @@ def test_resume_refuses_other_data_or_settings(tmp_path):
         train(other, store=store, resume_from=loaded)
 
 
-# -- the CLI -----------------------------------------------------------------------------------------
+# -- the CLI -------------------------------------------------------------------------------------
 def cli_events(capsys, argv) -> tuple[int, list[dict], str]:
     from workstation.cli import main
 
@@ -447,7 +446,7 @@ def test_cli_reports_a_failed_run(capsys):
     assert "training failed" in err and "non-finite" in err
 
 
-# -- device ------------------------------------------------------------------------------------------
+# -- device --------------------------------------------------------------------------------------
 def test_device_selection_never_falls_back_silently():
     from workstation.ml.device import memory_stats, resolve_device
 

@@ -5,12 +5,12 @@ import threading
 import pytest
 
 from workstation.market.demo import demo_candles
+from workstation.ml.config import TrainConfig, preset_config
 from workstation.ml.dataset import TrainingData
 from workstation.ml.events import BatchEnd
-from workstation.ml.model import preset_config
 from workstation.ml.online import OnlineLearner
 from workstation.ml.ownership import ModelOwnershipError, owner_of
-from workstation.ml.trainer import TrainConfig, Trainer
+from workstation.ml.trainer import Trainer
 
 
 def test_the_online_learner_cannot_take_a_model_the_trainer_is_training():

@@ -27,7 +27,8 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 
 
 def _load_build_script():
-    spec = importlib.util.spec_from_file_location("packaging_build", ROOT / "packaging" / "build.py")
+    spec = importlib.util.spec_from_file_location("packaging_build",
+                                                  ROOT / "packaging" / "build.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -79,7 +79,8 @@ def test_unknown_timeframe_and_export_of_nothing(capsys):
                  "--timeframe", "1m", "--out", "x.csv"]) == 1
     assert "no candles for binance ETH/USDT 1m" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["candles", "export", "--source", "b", "--symbol", "E", "--timeframe", "2m", "--out", "x"])
+        main(["candles", "export", "--source", "b", "--symbol", "E", "--timeframe", "2m",
+              "--out", "x"])
 
 
 def test_python_dash_m_and_version():

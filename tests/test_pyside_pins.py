@@ -69,6 +69,7 @@ def test_pins_exclude_the_broken_release():
     from importlib.metadata import requires, version
 
     pins = [r for r in requires("workstation") if r.lower().startswith("pyside6-essentials")]
-    assert any("!=6.12.0" in p and "python_version < \"3.12\"" in p.replace("'", '"') for p in pins), pins
+    assert any("!=6.12.0" in p and "python_version < \"3.12\"" in p.replace("'", '"')
+               for p in pins), pins
     if sys.version_info < (3, 12):
         assert version("PySide6-Essentials") != "6.12.0"

@@ -37,7 +37,7 @@ def test_an_id_registered_with_two_meanings_is_refused_but_repeats_are_fine():
     cmd = Command("a.one", "One", ("L",), "A")
     reg.register(cmd)
     reg.register(cmd)
-    with pytest.raises(ShortcutConflict, match="a.one"):
+    with pytest.raises(ShortcutConflict, match=r"a\.one"):
         reg.register(Command("a.one", "Other", ("M",), "A"))
     with pytest.raises(ShortcutConflict, match="not a key"):
         reg.register(Command("a.bad", "Bad", ("Ctrl+Nonsense",), "A"))

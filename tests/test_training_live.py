@@ -11,17 +11,13 @@ import pytest
 from workstation.market.demo import demo_candles
 from workstation.market.replay import forming_ticks
 from workstation.market.series import SeriesKey
-from workstation.paths import app_paths
 from workstation.ui.chart.chart_widget import ChartWidget
 from workstation.ui.live_data import LiveData
-from workstation.ui.training.panel import TrainingDock
 from workstation.ui.training.prediction_overlay import CURRENT, MARKS
 
-END_TS = 1_700_000_000_000
-WAIT_MS = 60_000
+from conftest import END_TS, WAIT_MS
+
 KEY = SeriesKey("demo", "DEMO/USDT", "1m")
-
-
 
 
 class Replay:
@@ -60,37 +56,10 @@ class Replay:
 
 
 @pytest.fixture
-def paths():
-    return app_paths().ensure()
-
-
-@pytest.fixture
 def replay(paths, qtbot):
     r = Replay(paths)
     qtbot.addWidget(r.chart)
     return r
-
-
-@pytest.fixture
-def make_dock(qtbot, paths):
-    docks = []
-
-    def make(replay: Replay) -> TrainingDock:
-        dock = TrainingDock(paths, replay.live, replay.chart)
-        qtbot.addWidget(dock)
-        docks.append(dock)
-        qtbot.waitUntil(lambda: dock.state == "idle", timeout=WAIT_MS)
-        s = dock.settings
-        s.preset.setCurrentText("tiny")
-        s.seq_len.setValue(32)
-        s.batch_size.setValue(16)
-        s.epochs.setValue(1)
-        s.device.setCurrentIndex(s.device.findData("cpu"))
-        return dock
-
-    yield make
-    for dock in docks:
-        assert dock.shutdown(60.0)
 
 
 def wait_live(qtbot, dock) -> None:
@@ -113,7 +82,7 @@ def test_live_training_on_a_fast_replay_predicts_learns_and_marks(qtbot, replay,
         return step(self, candles)
 
     monkeypatch.setattr(OnlineLearner, "on_closed_candle", recording_step)
-    dock = make_dock(replay)
+    dock = make_dock(replay.live, replay.chart, epochs=1)
     assert dock.current_run_id is None
     dock.start_live_training()
     wait_live(qtbot, dock)
@@ -149,7 +118,7 @@ def test_live_training_on_a_fast_replay_predicts_learns_and_marks(qtbot, replay,
 
 
 def test_live_inference_uses_the_trained_run_and_trains_nothing(qtbot, replay, make_dock):
-    dock = make_dock(replay)
+    dock = make_dock(replay.live, replay.chart, epochs=1)
     dock.start_live()  # nothing trained yet: refused, not failed
     assert dock.state == "idle" and not dock.busy
     assert "needs a trained model" in dock.detail
@@ -171,7 +140,7 @@ def test_live_inference_uses_the_trained_run_and_trains_nothing(qtbot, replay, m
 
 
 def test_live_mode_follows_a_switch_of_series(qtbot, replay, make_dock):
-    dock = make_dock(replay)
+    dock = make_dock(replay.live, replay.chart, epochs=1)
     dock.start_live_training()
     wait_live(qtbot, dock)
     replay.feed(3, qtbot, pause_ms=30)
@@ -189,7 +158,7 @@ def test_live_mode_follows_a_switch_of_series(qtbot, replay, make_dock):
 def test_shutdown_in_live_mode_saves_the_online_model(qtbot, replay, make_dock, paths):
     from workstation.ml.checkpoints import CheckpointStore
 
-    dock = make_dock(replay)
+    dock = make_dock(replay.live, replay.chart, epochs=1)
     dock.start_live_training()
     wait_live(qtbot, dock)
     replay.feed(4, qtbot, pause_ms=50)

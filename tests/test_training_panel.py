@@ -9,56 +9,12 @@ import sys
 import threading
 import time
 
-import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from workstation.market.demo import demo_candles
-from workstation.market.series import SeriesKey
-from workstation.paths import app_paths
-from workstation.ui.live_data import LiveData
 from workstation.ui.training.panel import STATES, TrainingDock
 from workstation.ui.training.worker import ProgressRelay
 
-END_TS = 1_700_000_000_000
-WAIT_MS = 60_000
-
-
-
-
-@pytest.fixture
-def paths():
-    return app_paths().ensure()
-
-
-def demo_live(paths, n: int = 1500, seed: int = 3) -> LiveData:
-    live = LiveData(paths.candle_cache)
-    live.candles = demo_candles(n, seed=seed, end_ts=END_TS)
-    live.key = SeriesKey("demo", "DEMO/USDT", "1m")
-    live.candles_changed.emit("reset")
-    return live
-
-
-@pytest.fixture
-def make_dock(qtbot, paths):
-    docks = []
-
-    def make(live=None, epochs: int = 2) -> TrainingDock:
-        dock = TrainingDock(paths, live or demo_live(paths))
-        qtbot.addWidget(dock)
-        docks.append(dock)
-        assert dock.state == "preparing"  # the device warms up on its own thread
-        qtbot.waitUntil(lambda: dock.state == "idle", timeout=WAIT_MS)
-        s = dock.settings
-        s.preset.setCurrentText("tiny")
-        s.seq_len.setValue(32)
-        s.batch_size.setValue(16)
-        s.epochs.setValue(epochs)
-        s.device.setCurrentIndex(s.device.findData("cpu"))
-        return dock
-
-    yield make
-    for dock in docks:
-        assert dock.shutdown(60.0)
+from conftest import WAIT_MS, demo_live
 
 
 def wait_idle(qtbot, dock) -> None:
@@ -85,15 +41,16 @@ def test_actions_come_from_the_shortcut_registry(make_dock):
     from workstation.ui import shortcuts
 
     dock = make_dock()
-    assert set(dock.actions) == {"train.start", "train.live", "train.live_train", "train.stop",
+    assert set(dock.command_actions) == {"train.start", "train.live", "train.live_train",
+                                         "train.stop",
                                  "train.restart", "train.resume", "train.clear"}
-    for command_id, action in dock.actions.items():
+    for command_id, action in dock.command_actions.items():
         command = shortcuts.command(command_id)
         assert action.text() == command.text
         assert [k.toString() for k in action.shortcuts()] == list(command.keys)
         assert not action.icon().isNull()
-    assert dock.actions["train.start"].isEnabled()
-    assert not dock.actions["train.stop"].isEnabled()
+    assert dock.command_actions["train.start"].isEnabled()
+    assert not dock.command_actions["train.stop"].isEnabled()
     assert dock.state in STATES and dock.state_label.text() == "idle"
 
 
@@ -167,7 +124,7 @@ def test_clear_checkpoints_asks_with_count_and_size_and_empties_the_folder(
         return QMessageBox.No if len(asked) == 1 else QMessageBox.Yes
 
     monkeypatch.setattr(QMessageBox, "question", answer)
-    dock.actions["train.clear"].trigger()  # the menu's way: it asks; "No" keeps them
+    dock.command_actions["train.clear"].trigger()  # the menu's way: it asks; "No" keeps them
     assert len(asked) == 1 and len(store(paths).run_ids()) == 1
     assert dock.clear_checkpoints() is True
     assert "Delete 1 checkpoint run (" in asked[0] and ("kB" in asked[0] or "MB" in asked[0])
@@ -197,7 +154,8 @@ def test_resume_continues_the_run_where_it_stopped(qtbot, make_dock, paths):
     first_steps = store(paths).load(run_id).step
     dock.resume()  # one epoch was asked for and done: nothing to continue
     assert dock.state == "idle" and not dock.busy
-    assert "raise Epochs above 1" in dock.detail
+    assert "already trained 1 epoch; raise the total epochs (Epochs, --epochs) above 1" \
+        in dock.detail
 
     dock.settings.epochs.setValue(2)
     started = []
@@ -233,22 +191,22 @@ def test_a_trainer_that_raises_shows_failed_with_the_traceback(qtbot, make_dock,
     assert "Traceback (most recent call last)" in text and "broken_forward" in text
     assert any("simulated autograd failure" in r.getMessage() for r in caplog.records)
     assert dock.readout.text("loss") == "—"  # no data is never shown as 0
-    assert dock.actions["train.start"].isEnabled()
+    assert dock.command_actions["train.start"].isEnabled()
 
 
 def test_a_device_that_cannot_start_shows_failed(qtbot, paths, monkeypatch):
-    from workstation.ui.training import device_warmup
+    from workstation.ml import device as ml_device
 
     def broken_step(device):
         raise RuntimeError("CUDA error: no kernel image is available for execution")
 
-    monkeypatch.setattr(device_warmup, "training_step", broken_step)
+    monkeypatch.setattr(ml_device, "training_step", broken_step)
     dock = TrainingDock(paths, demo_live(paths))
     qtbot.addWidget(dock)
     qtbot.waitUntil(lambda: dock.state == "failed", timeout=WAIT_MS)
     assert "no kernel image" in dock.detail
     assert "Traceback" in dock.error_box.toPlainText()
-    assert not dock.actions["train.start"].isEnabled()
+    assert not dock.command_actions["train.start"].isEnabled()
     assert dock.shutdown(10.0)
 
 
@@ -270,8 +228,9 @@ def test_shutdown_during_training_leaves_a_loadable_checkpoint(qtbot, make_dock,
     assert not dock.busy and dock.state == "idle"
     loaded = store(paths).load(run_id)
     assert loaded.step >= 1 and loaded.meta["provenance"].startswith("DEMO")
-    from workstation.ml.model import TradingTransformer, TradingTransformerConfig
     from workstation.ml.checkpoints import apply_weights
+    from workstation.ml.config import TradingTransformerConfig
+    from workstation.ml.model import TradingTransformer
 
     apply_weights(TradingTransformer(TradingTransformerConfig.from_dict(loaded.meta["config"])),
                   loaded)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 
 def fsync_dir(folder: Path) -> None:
@@ -26,7 +27,7 @@ def fsync_dir(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: "str | Path", mode: str = "wb") -> Iterator[IO]:
+def atomic_writer(path: str | Path, mode: str = "wb") -> Iterator[IO]:
     """Yield a file to write; on success it atomically becomes ``path``, on error it vanishes."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -44,6 +45,6 @@ def atomic_writer(path: "str | Path", mode: str = "wb") -> Iterator[IO]:
     fsync_dir(path.parent)
 
 
-def atomic_write_bytes(path: "str | Path", data: bytes) -> None:
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     with atomic_writer(path, "wb") as handle:
         handle.write(data)

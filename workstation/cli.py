@@ -9,13 +9,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import pkgutil
 import sys
+import tempfile
+from pathlib import Path
 
 from . import __version__
 from .errors import WorkstationError
 from .logs import setup_logging
-from .paths import app_paths, use_home
+from .paths import HOME_ENV, AppPaths, app_paths, use_home
 
 log = logging.getLogger(__name__)
 
@@ -48,19 +51,44 @@ def main(argv: list[str] | None = None) -> int:
     if args.data_dir:
         use_home(args.data_dir)
     if not getattr(args, "self_test", False):  # the self-test works in a temporary home only
-        setup_logging(app_paths().ensure(), debug=args.debug)
+        try:
+            setup_logging(usable_paths(), debug=args.debug)
+        except WorkstationError as exc:
+            print(f"workstation: error: {exc}", file=sys.stderr)
+            return 2
     log.info("workstation %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("workstation: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
+    except Exception as exc:
         log.exception("command failed")
         if args.debug:
             raise
         print(f"workstation: error: {describe_error(exc)}", file=sys.stderr)
         return 1
+
+
+def usable_paths() -> AppPaths:
+    """This process's folders, created if need be and checked to take files; a folder that
+    cannot be used is a ``WorkstationError`` naming it and saying why."""
+    home = os.environ.get(HOME_ENV)
+    if home and Path(home).exists() and not Path(home).is_dir():
+        raise WorkstationError(f"--data-dir / ${HOME_ENV} {home} is a file, not a folder")
+    paths = app_paths()
+    for folder in (paths.config_dir, paths.data_dir, paths.log_dir):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            if isinstance(exc, (FileExistsError, NotADirectoryError)):
+                reason = "a file is in the way"
+            raise WorkstationError(f"cannot create or write to folder {folder}: {reason}"
+                                   ) from None
+    return paths
 
 
 def describe_error(exc: BaseException) -> str:

@@ -31,6 +31,11 @@ class AppPaths:
         return self.data_dir / "annotations.sqlite"
 
     @property
+    def demo_anchor(self) -> Path:
+        """The demo market's anchor, fixed at first use (see ``market.demo.demo_anchor``)."""
+        return self.data_dir / "demo.json"
+
+    @property
     def checkpoints_dir(self) -> Path:
         return self.data_dir / "checkpoints"
 
@@ -38,7 +43,7 @@ class AppPaths:
     def log_file(self) -> Path:
         return self.log_dir / "workstation.log"
 
-    def ensure(self) -> "AppPaths":
+    def ensure(self) -> AppPaths:
         for folder in (self.config_dir, self.data_dir, self.log_dir):
             folder.mkdir(parents=True, exist_ok=True)
         return self

@@ -20,9 +20,10 @@ def parse_time_ms(text: str, *, end_of_day: bool = False) -> int:
         moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise WorkstationError(f"cannot read {text!r} as a time: use an ISO date like "
-                               f"2024-01-31, a datetime like 2024-01-31T12:00, or epoch ms") from None
+                               f"2024-01-31, a datetime like 2024-01-31T12:00, or epoch ms"
+                               ) from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
+        moment = moment.replace(tzinfo=dt.UTC)
     ms = int(moment.timestamp() * 1000)
     if end_of_day and len(text) == 10:
         ms += _DAY_MS - 1
@@ -31,5 +32,10 @@ def parse_time_ms(text: str, *, end_of_day: bool = False) -> int:
 
 def format_ms(ms: int) -> str:
     """Epoch ms as ``2024-01-31 12:00:00 UTC`` (whole seconds)."""
-    moment = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+    moment = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def format_minute(ms: int) -> str:
+    """Epoch ms as ``2024-01-31 12:00`` (UTC, to the minute), as lists and messages show it."""
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M")

@@ -1,25 +1,28 @@
 """Annotations to and from files: versioned JSON (every kind, every field) and CSV (trades).
 
-JSON, version 1::
+JSON, version 2::
 
-    {"version": 1, "annotations": [{"id": "<uuid>", "kind": "trade" | "region" | "point",
-      "symbol", "timeframe", "direction", "entry_ts", "entry_price", "exit_ts", "exit_price",
-      "stop", "target", "label", "start_ts", "end_ts", "ts", "price", "notes", "tags",
-      "source", "created_at", "updated_at"}, ...]}
+    {"version": 2, "annotations": [{"id": "<uuid>", "kind": "trade" | "region" | "point",
+      "market": "real" | "demo", "symbol", "timeframe", "direction", "entry_ts",
+      "entry_price", "exit_ts", "exit_price", "stop", "target", "label", "start_ts",
+      "end_ts", "ts", "price", "notes", "tags", "source", "created_at", "updated_at"}, ...]}
 
 Times are UTC epoch milliseconds. Fields that do not apply to a kind are null: a trade uses
 direction, entry_ts/entry_price, exit_ts/exit_price and optional stop/target; a region uses
 label, start_ts and end_ts; a point uses ts and an optional price. ``stop``, ``target``, ``ts``
 and ``price`` may be left out (they read as null); every other key must be present; notes and
-tags may be null (empty). Unknown keys are an error.
+tags may be null (empty). Unknown keys are an error. Version 1 files (before annotations named
+their market) have no ``market``: it is read from the symbol as the window wrote it then
+(``model.legacy_market``: ``DEMO:<symbol>`` or a DEMO symbol is a demo mark).
 
 CSV (trades only), UTF-8, one header line::
 
-    id,symbol,timeframe,direction,entry_ts,entry_price,exit_ts,exit_price,stop,target,notes,tags,source,created_at,updated_at
+    id,market,symbol,timeframe,direction,entry_ts,entry_price,exit_ts,exit_price,stop,target,notes,tags,source,created_at,updated_at
 
 ``tags`` are joined by ``;``; an empty cell is null. Only direction, entry_ts, entry_price,
-exit_ts and exit_price columns are required: a missing symbol or timeframe comes from the
-importer's ``symbol``/``timeframe``; source defaults to human; missing created_at/updated_at
+exit_ts and exit_price columns are required: a missing market, symbol or timeframe comes from
+the importer's ``market``/``symbol``/``timeframe`` (a file without a market column reads
+symbols as version 1 JSON does); source defaults to human; missing created_at/updated_at
 default to the file's modification time; a missing id is derived from the trade's content,
 so that importing the same file again finds the same records.
 
@@ -37,10 +40,12 @@ import json
 import os
 import tempfile
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any
 
+from ..market.series import MarketKind
 from .model import (
     Annotation,
     AnnotationError,
@@ -48,18 +53,20 @@ from .model import (
     Kind,
     Trade,
     annotation_class,
+    legacy_market,
 )
 from .store import AnnotationStore, MergeResult
 
-JSON_VERSION = 1
+JSON_VERSION = 2
+JSON_VERSIONS = (1, 2)  # what this Workstation reads
 JSON_FIELDS = (
-    "id", "kind", "symbol", "timeframe", "direction", "entry_ts", "entry_price", "exit_ts",
-    "exit_price", "stop", "target", "label", "start_ts", "end_ts", "ts", "price", "notes",
-    "tags", "source", "created_at", "updated_at",
+    "id", "kind", "market", "symbol", "timeframe", "direction", "entry_ts", "entry_price",
+    "exit_ts", "exit_price", "stop", "target", "label", "start_ts", "end_ts", "ts", "price",
+    "notes", "tags", "source", "created_at", "updated_at",
 )
 _JSON_OPTIONAL_KEYS = {"stop", "target", "ts", "price"}
-_COMMON_FIELDS = ("id", "symbol", "timeframe", "notes", "tags", "source", "created_at",
-                  "updated_at")
+_COMMON_FIELDS = ("id", "market", "symbol", "timeframe", "notes", "tags", "source",
+                  "created_at", "updated_at")
 _KIND_FIELDS = {
     Kind.TRADE: ("direction", "entry_ts", "entry_price", "exit_ts", "exit_price", "stop",
                  "target"),
@@ -69,7 +76,7 @@ _KIND_FIELDS = {
 _NULLABLE = {"stop", "target", "price", "notes", "tags"}
 
 CSV_FIELDS = (
-    "id", "symbol", "timeframe", "direction", "entry_ts", "entry_price", "exit_ts",
+    "id", "market", "symbol", "timeframe", "direction", "entry_ts", "entry_price", "exit_ts",
     "exit_price", "stop", "target", "notes", "tags", "source", "created_at", "updated_at",
 )
 CSV_REQUIRED = ("direction", "entry_ts", "entry_price", "exit_ts", "exit_price")
@@ -118,7 +125,7 @@ class ExportResult:
 # -- JSON ----------------------------------------------------------------------------------
 
 def to_json_record(ann: Annotation) -> dict:
-    """The version-1 JSON object of one annotation (all keys, null where not applicable)."""
+    """The version-2 JSON object of one annotation (all keys, null where not applicable)."""
     record = dict.fromkeys(JSON_FIELDS)
     record["kind"] = ann.kind.value
     for name in _COMMON_FIELDS + _KIND_FIELDS[ann.kind]:
@@ -128,16 +135,22 @@ def to_json_record(ann: Annotation) -> dict:
     return record
 
 
-def from_json_record(record) -> Annotation:
-    """One annotation from its JSON object; ``AnnotationValidationError`` names a bad field."""
+def from_json_record(record, version: int = JSON_VERSION) -> Annotation:
+    """One annotation from its JSON object of file ``version``; ``AnnotationValidationError``
+    names a bad field."""
     if not isinstance(record, dict):
         raise AnnotationValidationError("record", f"must be an object, got {type(record).__name__}")
+    fields = JSON_FIELDS if version >= 2 else tuple(k for k in JSON_FIELDS if k != "market")
     for key in record:
-        if key not in JSON_FIELDS:
+        if key not in fields:
             raise AnnotationValidationError(str(key), "unknown field")
-    for key in JSON_FIELDS:
+    for key in fields:
         if key not in record and key not in _JSON_OPTIONAL_KEYS:
             raise AnnotationValidationError(key, "missing")
+    if version < 2:
+        record = dict(record, market=None)
+        if isinstance(record["symbol"], str):
+            record["market"], record["symbol"] = legacy_market(record["symbol"])
     if record["kind"] is None:
         raise AnnotationValidationError("kind", "missing")
     cls = annotation_class(record["kind"])
@@ -155,7 +168,7 @@ def from_json_record(record) -> Annotation:
 
 
 def write_json(annotations: Iterable[Annotation], path) -> int:
-    """Write a version-1 JSON file, one annotation per line; returns how many."""
+    """Write a version-2 JSON file, one annotation per line; returns how many."""
     lines = [json.dumps(to_json_record(ann), ensure_ascii=False, allow_nan=False)
              for ann in annotations]
     body = ",\n".join(lines) + ("\n" if lines else "")
@@ -178,9 +191,11 @@ def read_json(path) -> list[Annotation]:
         raise AnnotationImportError(path, "must be a JSON object with version and annotations")
     if "version" not in doc:
         raise AnnotationImportError(path, "missing", field="version")
-    if doc["version"] != JSON_VERSION or isinstance(doc["version"], bool):
+    version = doc["version"]
+    if version not in JSON_VERSIONS or isinstance(version, bool):
+        readable = " and ".join(str(v) for v in JSON_VERSIONS)
         raise AnnotationImportError(
-            path, f"unsupported version {doc['version']!r} (this Workstation reads {JSON_VERSION})",
+            path, f"unsupported version {version!r} (this Workstation reads {readable})",
             field="version")
     records = doc.get("annotations")
     if not isinstance(records, list):
@@ -192,7 +207,7 @@ def read_json(path) -> list[Annotation]:
         record_id = record.get("id") if isinstance(record, dict) else None
         record_id = record_id if isinstance(record_id, str) else None
         try:
-            ann = from_json_record(record)
+            ann = from_json_record(record, version)
         except AnnotationValidationError as exc:
             raise AnnotationImportError(path, exc.reason, record=index, where=where,
                                         record_id=record_id, field=exc.field) from exc
@@ -257,7 +272,8 @@ def _csv_float(text: str, name: str) -> float:
         raise AnnotationValidationError(name, f"must be a number, got {text!r}") from None
 
 
-def _csv_trade(row: dict, *, symbol: str | None, timeframe: str | None, default_time: int) -> Trade:
+def _csv_trade(row: dict, *, market: MarketKind | None, symbol: str | None,
+               timeframe: str | None, default_time: int) -> Trade:
     cells = {name: (row.get(name) or "").strip() for name in CSV_FIELDS}
     cells["notes"] = row.get("notes") or ""
     for name in CSV_REQUIRED:
@@ -269,7 +285,15 @@ def _csv_trade(row: dict, *, symbol: str | None, timeframe: str | None, default_
                 raise AnnotationValidationError(
                     name, f"missing; give a {name} column or --{name}")
             cells[name] = str(option)
-    values = {
+    row_market = cells["market"]
+    if not row_market:  # a symbol written the old way says demo; else the importer's market
+        legacy, legacy_symbol = legacy_market(cells["symbol"])
+        if market is None or legacy is MarketKind.DEMO:
+            row_market, cells["symbol"] = legacy.value, legacy_symbol
+        else:
+            row_market = market.value
+    values: dict[str, Any] = {
+        "market": row_market,
         "symbol": cells["symbol"],
         "timeframe": cells["timeframe"],
         "direction": cells["direction"],
@@ -296,14 +320,18 @@ def _csv_trade(row: dict, *, symbol: str | None, timeframe: str | None, default_
     content = "|".join(str(x) for x in (trade.symbol, trade.timeframe, trade.direction.value,
                                         trade.entry_ts, repr(trade.entry_price), trade.exit_ts,
                                         repr(trade.exit_price)))
+    if trade.market is MarketKind.DEMO:  # real trades keep the ids they always had
+        content = f"demo|{content}"
     return dataclasses.replace(trade, id=str(uuid.uuid5(CSV_ID_NAMESPACE, content)))
 
 
-def read_csv(path, *, symbol: str | None = None, timeframe: str | None = None) -> list[Trade]:
+def read_csv(path, *, market: MarketKind | str | None = None, symbol: str | None = None,
+             timeframe: str | None = None) -> list[Trade]:
     """Every trade in a CSV file, or ``AnnotationImportError`` and none.
 
-    ``symbol``/``timeframe`` fill in rows (or files) without them.
+    ``market``/``symbol``/``timeframe`` fill in rows (or files) without them.
     """
+    market = MarketKind(market) if market is not None else None
     path = Path(path)
     text = _read_text(path)
     default_time = int(path.stat().st_mtime * 1000)
@@ -330,7 +358,8 @@ def read_csv(path, *, symbol: str | None = None, timeframe: str | None = None) -
             raise AnnotationImportError(path, "more cells than header columns", record=index,
                                         where=where, record_id=record_id, field="row")
         try:
-            trade = _csv_trade(row, symbol=symbol, timeframe=timeframe, default_time=default_time)
+            trade = _csv_trade(row, market=market, symbol=symbol, timeframe=timeframe,
+                               default_time=default_time)
         except AnnotationValidationError as exc:
             raise AnnotationImportError(path, exc.reason, record=index, where=where,
                                         record_id=record_id, field=exc.field) from exc
@@ -358,31 +387,38 @@ def file_format(path, format: str | None = None) -> str:
     return suffix
 
 
-def export_annotations(store: AnnotationStore, path, *, symbol: str | None = None,
-                       timeframe: str | None = None, format: str | None = None) -> ExportResult:
-    """Write the store's annotations (optionally one symbol/timeframe) to ``path``."""
-    annotations = store.list(symbol=symbol, timeframe=timeframe)
+def export_annotations(store: AnnotationStore, path, *, market: MarketKind | str | None = None,
+                       symbol: str | None = None, timeframe: str | None = None,
+                       format: str | None = None) -> ExportResult:
+    """Write the store's annotations (optionally of one market kind, symbol, timeframe) to
+    ``path``."""
+    annotations = store.list(market=market, symbol=symbol, timeframe=timeframe)
     if file_format(path, format) == "json":
         return ExportResult(write_json(annotations, path))
     trades = [ann for ann in annotations if isinstance(ann, Trade)]
     return ExportResult(write_csv(trades, path), len(annotations) - len(trades))
 
 
-def import_annotations(store: AnnotationStore, path, *, symbol: str | None = None,
-                       timeframe: str | None = None, format: str | None = None) -> ImportResult:
-    """Read ``path`` (all or nothing) and merge it into the store in one transaction.
+def import_annotations(store: AnnotationStore, path, *, market: MarketKind | str | None = None,
+                       symbol: str | None = None, timeframe: str | None = None,
+                       format: str | None = None) -> ImportResult:
+    """Read ``path`` (all or nothing) and merge it into the store in one transaction; trades
+    that would overlap others of their market refuse the whole file (``overlap``).
 
-    ``symbol``/``timeframe`` select which records to import; CSV rows without them get them.
-    Records are matched by id, so importing the same file twice adds nothing.
+    ``market``/``symbol``/``timeframe`` select which records to import; CSV rows without them
+    get them. Records are matched by id, so importing the same file twice adds nothing.
     """
+    market = MarketKind(market) if market is not None else None
+    annotations: list[Annotation] = []
     if file_format(path, format) == "json":
-        annotations = read_json(path)
+        annotations += read_json(path)
     else:
-        annotations = read_csv(path, symbol=symbol, timeframe=timeframe)
+        annotations += read_csv(path, market=market, symbol=symbol, timeframe=timeframe)
     wanted_symbol = symbol.strip().upper() if symbol is not None else None
     selected = [
         ann for ann in annotations
-        if (wanted_symbol is None or ann.symbol == wanted_symbol)
+        if (market is None or ann.market is market)
+        and (wanted_symbol is None or ann.symbol == wanted_symbol)
         and (timeframe is None or ann.timeframe == str(timeframe))
     ]
     return ImportResult(len(annotations), len(selected), store.merge(selected))

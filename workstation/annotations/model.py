@@ -1,10 +1,12 @@
 """What a trader marks on a chart: trades, labelled regions and point notes.
 
-Every annotation has an ``id`` (a UUID string), the ``symbol`` and ``timeframe`` it was drawn
-on, ``notes``, ``tags``, a ``source`` (a human, or a model suggestion a human confirmed) and
-``created_at``/``updated_at``. All times are UTC epoch milliseconds. Annotations are frozen
-values: an edit is a new value (``ann.edited(notes=...)``) that the store writes.
-P&L and holding time of a trade are derived, never stored.
+Every annotation has an ``id`` (a UUID string), the ``market`` (real or demo) and ``symbol``
+it belongs to (``market_key``), the ``timeframe`` it was drawn on, ``notes``, ``tags``, a
+``source`` (a human, or a model suggestion a human confirmed) and ``created_at``/``updated_at``.
+All times are UTC epoch milliseconds; a time that marks a candle is that candle's open time on
+the annotation's timeframe, and what the trader did there happened at the candle's close.
+Annotations are frozen values: an edit is a new value (``ann.edited(notes=...)``) that the
+store writes. P&L and holding time of a trade are derived, never stored.
 
 Constructing an annotation validates it; a bad value raises ``AnnotationValidationError``
 naming the field.
@@ -18,10 +20,12 @@ import math
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import ClassVar, Union
+from typing import Any, ClassVar, Self
 
 from ..errors import WorkstationError
+from ..market.series import MarketKey, MarketKind
 from ..market.timeframes import SUPPORTED as TIMEFRAMES
+from ..market.timeframes import parse_timeframe
 
 
 class AnnotationError(WorkstationError):
@@ -161,6 +165,7 @@ class _AnnotationBase:
 
     symbol: str
     timeframe: str
+    market: MarketKind = MarketKind.REAL
     notes: str = ""
     tags: tuple[str, ...] = ()
     source: Source = Source.HUMAN
@@ -179,6 +184,7 @@ class _AnnotationBase:
         if not symbol:
             raise AnnotationValidationError("symbol", "must not be empty")
         _set(self, "symbol", symbol)
+        _set(self, "market", _enum(MarketKind, self.market, "market"))
         timeframe = _text(self.timeframe, "timeframe").strip()
         if timeframe not in TIMEFRAMES:
             raise AnnotationValidationError(
@@ -198,16 +204,32 @@ class _AnnotationBase:
             )
         _set(self, "updated_at", updated)
 
-    def edited(self, **changes) -> "Annotation":
+    @property
+    def market_key(self) -> MarketKey:
+        """The market this annotation belongs to (the scope of training and of overlaps)."""
+        return MarketKey(self.market, self.symbol)
+
+    @property
+    def timeframe_ms(self) -> int:
+        return parse_timeframe(self.timeframe).ms
+
+    @property
+    def version_time(self) -> int:
+        """When this version was written (``updated_at``, set by the constructor)."""
+        return self.created_at if self.updated_at is None else self.updated_at
+
+    def edited(self, **changes) -> Self:
         """A copy with ``changes`` applied and ``updated_at`` set to now (never earlier)."""
-        return dataclasses.replace(self, updated_at=max(now_ms(), self.updated_at), **changes)
+        return dataclasses.replace(self, updated_at=max(now_ms(), self.version_time), **changes)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Trade(_AnnotationBase):
-    """A completed trade: in at ``entry_ts``/``entry_price``, out at ``exit_ts``/``exit_price``.
+    """A completed trade: in at the close of the candle opening at ``entry_ts`` (at
+    ``entry_price``), out at the close of the candle opening at ``exit_ts`` (``exit_price``).
 
     ``span`` is (entry_ts, exit_ts); every kind has a ``span`` (first, last time covered).
+    ``held`` is when the position is open: from the entry candle's close to the exit candle's.
     """
 
     kind: ClassVar[Kind] = Kind.TRADE
@@ -237,6 +259,12 @@ class Trade(_AnnotationBase):
     @property
     def span(self) -> tuple[int, int]:
         return self.entry_ts, self.exit_ts
+
+    @property
+    def held(self) -> tuple[int, int]:
+        """``[start, end)`` in epoch ms: entry candle's close to exit candle's close."""
+        tf = self.timeframe_ms
+        return self.entry_ts - self.entry_ts % tf + tf, self.exit_ts - self.exit_ts % tf + tf
 
     @property
     def pnl_pct(self) -> float:
@@ -304,21 +332,35 @@ class Point(_AnnotationBase):
         return self.ts, self.ts
 
 
-Annotation = Union[Trade, Region, Point]
-CLASSES: dict[Kind, type] = {Kind.TRADE: Trade, Kind.REGION: Region, Kind.POINT: Point}
+Annotation = Trade | Region | Point
+CLASSES: dict[Kind, type[Annotation]] = {Kind.TRADE: Trade, Kind.REGION: Region,
+                                         Kind.POINT: Point}
 
 
-def annotation_class(kind) -> type:
+def annotation_class(kind) -> type[Annotation]:
     """The class for a kind name (``"trade"`` ...); an unknown kind names the field ``kind``."""
     return CLASSES[_enum(Kind, kind, "kind")]
 
 
-def unchecked(cls: type, values: dict) -> Annotation:
+LEGACY_DEMO_PREFIX = "DEMO:"
+
+
+def legacy_market(symbol: str) -> tuple[MarketKind, str]:
+    """The market and symbol of a record written before annotations named their market: the
+    window filed demo marks under ``DEMO:<symbol>``, or under the demo's own ``DEMO/...``
+    symbols unchanged; everything else was a real market."""
+    text = str(symbol).strip().upper()
+    if text.startswith(LEGACY_DEMO_PREFIX):
+        return MarketKind.DEMO, text[len(LEGACY_DEMO_PREFIX):]
+    return (MarketKind.DEMO if "DEMO" in text else MarketKind.REAL), text
+
+
+def unchecked(cls: type[Annotation], values: dict) -> Annotation:
     """An annotation built from already-valid ``values`` without validation.
 
     Only for records the store validated when it wrote them (ten times faster than the
     constructor, which matters when a chart loads thousands of annotations).
     """
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     obj.__dict__.update(values)
     return obj

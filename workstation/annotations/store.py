@@ -10,21 +10,27 @@ was.
 
 Every change goes through ``add``/``update``/``upsert``/``delete``/``restore``/``merge``, which
 return what an undo needs (``delete`` returns the deleted record; ``restore`` puts it back with
-its id and times; ``update`` returns the record it replaced). Listeners registered with
+its id and times; ``update`` returns the record it replaced). A change that would leave two
+trades of a market held at the same time is refused whole (``overlap``); a file that already
+holds such trades opens as it is. Listeners registered with
 ``subscribe`` hear about each committed change. A store is one connection, used from the
 thread that opened it (sqlite3's ``check_same_thread``).
 """
 
 from __future__ import annotations
 
+import builtins
 import sqlite3
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
+from ..market.series import MarketKey, MarketKind
 from ..market.timeframes import SUPPORTED as TIMEFRAMES
+from ..market.timeframes import parse_timeframe
 from .model import (
+    LEGACY_DEMO_PREFIX,
     MAX_TIME_MS,
     Annotation,
     AnnotationError,
@@ -37,6 +43,7 @@ from .model import (
     annotation_class,
     unchecked,
 )
+from .overlap import OverlappingTradesError, overlapping_pairs
 
 
 class AnnotationStoreError(AnnotationError):
@@ -128,14 +135,32 @@ _SCHEMA_V1 = (
     "CREATE INDEX annotation_tags_by_tag ON annotation_tags (tag)",
 )
 
+# Version 2: annotations name their market (real or demo). Before, the window filed demo
+# marks under "DEMO:<symbol>" (or the demo's own DEMO/... symbols): those become demo marks
+# of <symbol> (``model.legacy_market`` reads old files the same way).
+_MARKET_V2 = (
+    f"""
+    ALTER TABLE annotations ADD COLUMN market TEXT NOT NULL DEFAULT 'real'
+        CHECK (market IN {_in(m.value for m in MarketKind)})
+    """,
+    f"""
+    UPDATE annotations SET market = 'demo',
+        symbol = CASE WHEN substr(symbol, 1, {len(LEGACY_DEMO_PREFIX)}) = '{LEGACY_DEMO_PREFIX}'
+                      THEN substr(symbol, {len(LEGACY_DEMO_PREFIX) + 1}) ELSE symbol END
+    WHERE instr(symbol, 'DEMO') > 0
+    """,
+    "DROP INDEX annotations_by_series",
+    "CREATE INDEX annotations_by_market ON annotations (market, symbol, timeframe, start_ts)",
+)
+
 # MIGRATIONS[n] takes a file from schema version n to n + 1; never edit a released entry,
 # append a new one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1,)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1, _MARKET_V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 _OWN_TABLES = {"annotations", "annotation_tags"}
 
 _COLUMNS = (
-    "id", "kind", "symbol", "timeframe", "source", "start_ts", "end_ts", "direction",
+    "id", "kind", "market", "symbol", "timeframe", "source", "start_ts", "end_ts", "direction",
     "entry_price", "exit_price", "stop", "target", "price", "label", "notes", "created_at",
     "updated_at",
 )
@@ -147,12 +172,21 @@ _INSERT = (
 _UPDATE = (
     f"UPDATE annotations SET {', '.join(f'{c} = ?' for c in _COLUMNS[1:])} WHERE id = ?"
 )
+_LONGEST_CANDLE_MS = max(parse_timeframe(tf).ms for tf in TIMEFRAMES)
 _SOURCES = {s.value: s for s in Source}
 _DIRECTIONS = {d.value: d for d in Direction}
+_MARKETS = {m.value: m for m in MarketKind}
+
+
+def _moved(previous: Annotation, ann: Annotation) -> bool:
+    """Whether an edit changed where a trade sits (its market or its times)."""
+    return (previous.market_key, previous.timeframe, previous.span) != \
+        (ann.market_key, ann.timeframe, ann.span)
 
 
 def _row(ann: Annotation) -> tuple:
-    common = (ann.id, ann.kind.value, ann.symbol, ann.timeframe, ann.source.value)
+    common = (ann.id, ann.kind.value, ann.market.value, ann.symbol, ann.timeframe,
+              ann.source.value)
     tail = (ann.notes, ann.created_at, ann.updated_at)
     if isinstance(ann, Trade):
         return common + (ann.entry_ts, ann.exit_ts, ann.direction.value, ann.entry_price,
@@ -166,9 +200,10 @@ def _row(ann: Annotation) -> tuple:
 
 
 def _annotation(row: tuple, tags: tuple[str, ...]) -> Annotation:
-    (id_, kind, symbol, timeframe, source, start, end, direction, entry_price, exit_price,
-     stop, target, price, label, notes, created, updated) = row
-    common = {"symbol": symbol, "timeframe": timeframe, "notes": notes, "tags": tags,
+    (id_, kind, market, symbol, timeframe, source, start, end, direction, entry_price,
+     exit_price, stop, target, price, label, notes, created, updated) = row
+    common = {"symbol": symbol, "timeframe": timeframe, "market": _MARKETS[market],
+              "notes": notes, "tags": tags,
               "source": _SOURCES[source], "id": id_, "created_at": created, "updated_at": updated}
     if kind == "trade":
         return unchecked(Trade, {**common, "direction": _DIRECTIONS[direction], "entry_ts": start,
@@ -239,7 +274,7 @@ class AnnotationStore:
                 "it is not a Workstation annotations database "
                 f"(tables: {', '.join(sorted(tables))})"
             )
-        if version > 0 and not _OWN_TABLES <= tables:
+        if version > 0 and not tables >= _OWN_TABLES:
             raise self._refuse(f"tables {', '.join(sorted(_OWN_TABLES - tables))} are missing")
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
@@ -260,7 +295,7 @@ class AnnotationStore:
     def close(self) -> None:
         self._conn.close()
 
-    def __enter__(self) -> "AnnotationStore":
+    def __enter__(self) -> AnnotationStore:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -281,22 +316,26 @@ class AnnotationStore:
         except sqlite3.DatabaseError as exc:
             raise AnnotationStoreError(f"annotations file {self.path}: {exc}") from exc
 
+    @staticmethod
+    def _query(conn: sqlite3.Connection, where: str, params: tuple) -> list[Annotation]:
+        rows = conn.execute(f"{_SELECT} {where} ORDER BY start_ts, id", params).fetchall()
+        tags: dict[str, list[str]] = {}
+        for ann_id, tag in conn.execute(
+            "SELECT t.annotation_id, t.tag FROM annotation_tags t "
+            f"JOIN annotations ON annotations.id = t.annotation_id {where} "
+            "ORDER BY t.annotation_id, t.position",
+            params,
+        ):
+            tags.setdefault(ann_id, []).append(tag)
+        return [_annotation(row, tuple(tags.get(row[0], ()))) for row in rows]
+
     def _load(self, where: str, params: tuple) -> list[Annotation]:
         with self._reading() as conn:
             conn.execute("BEGIN")  # one snapshot for both queries
             try:
-                rows = conn.execute(f"{_SELECT} {where} ORDER BY start_ts, id", params).fetchall()
-                tags: dict[str, list[str]] = {}
-                for ann_id, tag in conn.execute(
-                    "SELECT t.annotation_id, t.tag FROM annotation_tags t "
-                    f"JOIN annotations ON annotations.id = t.annotation_id {where} "
-                    "ORDER BY t.annotation_id, t.position",
-                    params,
-                ):
-                    tags.setdefault(ann_id, []).append(tag)
+                return self._query(conn, where, params)
             finally:
                 conn.execute("COMMIT")
-        return [_annotation(row, tuple(tags.get(row[0], ()))) for row in rows]
 
     def get(self, annotation_id: str) -> Annotation:
         """The annotation with this id; ``AnnotationNotFound`` if there is none."""
@@ -318,18 +357,26 @@ class AnnotationStore:
     def list(
         self,
         *,
+        market: MarketKey | MarketKind | str | None = None,
         symbol: str | None = None,
         timeframe: str | None = None,
-        kind: "Kind | str | None" = None,
+        kind: Kind | str | None = None,
         start: int | None = None,
         end: int | None = None,
     ) -> list[Annotation]:
         """Annotations matching every given filter, ordered by start time then id.
 
+        ``market`` is a ``MarketKey`` (one symbol, real or demo) or a market kind alone.
         ``start``/``end`` (epoch ms, inclusive) select annotations whose span overlaps them.
         """
         clauses: list[str] = []
-        params: list = []
+        params: builtins.list = []
+        kind_of_market = market
+        if isinstance(market, MarketKey):
+            kind_of_market, symbol = market.kind, market.symbol
+        if kind_of_market is not None:
+            clauses.append("annotations.market = ?")
+            params.append(MarketKind(kind_of_market).value)
         if symbol is not None:
             clauses.append("annotations.symbol = ?")
             params.append(symbol.strip().upper())
@@ -347,6 +394,10 @@ class AnnotationStore:
             params.append(int(end))
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         return self._load(where, tuple(params))
+
+    def trades(self, market: MarketKey) -> builtins.list[Trade]:
+        """Every trade of ``market`` (all timeframes), in entry order."""
+        return [t for t in self.list(market=market, kind=Kind.TRADE) if isinstance(t, Trade)]
 
     # -- changing --------------------------------------------------------------------------
 
@@ -390,6 +441,27 @@ class AnnotationStore:
         conn.execute(_INSERT, _row(ann))
         self._write_tags(conn, ann)
 
+    def _refuse_overlaps(self, conn: sqlite3.Connection, written: Iterable[Annotation]) -> None:
+        """Raise ``OverlappingTradesError`` (rolling the transaction back) if a trade just
+        written is held at the same time as another trade of its market (``overlap``); pairs
+        the store held before are not this change's doing and are left alone."""
+        mine: dict[MarketKey, dict[str, Trade]] = {}
+        for ann in written:
+            if isinstance(ann, Trade):
+                mine.setdefault(ann.market_key, {})[ann.id] = ann
+        pairs = []
+        for market, trades in mine.items():
+            where = "WHERE kind = 'trade' AND market = ? AND symbol = ?"
+            params: tuple = (market.kind.value, market.symbol)
+            if len(trades) == 1:  # one trade: only its neighbours in time can clash
+                lo, hi = next(iter(trades.values())).span
+                where += " AND start_ts <= ? AND end_ts >= ?"
+                params += (hi + _LONGEST_CANDLE_MS, lo - _LONGEST_CANDLE_MS)
+            pairs += [p for p in overlapping_pairs(self._query(conn, where, params))
+                      if p[0].id in trades or p[1].id in trades]
+        if pairs:
+            raise OverlappingTradesError(pairs, "refused: trades would overlap")
+
     def _replace(self, conn: sqlite3.Connection, ann: Annotation) -> None:
         row = _row(ann)
         conn.execute(_UPDATE, row[1:] + row[:1])
@@ -401,6 +473,7 @@ class AnnotationStore:
             if self._existing(conn, ann.id) is not None:
                 raise DuplicateAnnotation(ann.id)
             self._insert(conn, ann)
+            self._refuse_overlaps(conn, (ann,))
         self._notify(StoreChange("added", (ann,)))
         return ann
 
@@ -419,6 +492,8 @@ class AnnotationStore:
             if previous is None:
                 raise AnnotationNotFound(ann.id)
             self._replace(conn, ann)
+            if _moved(previous, ann):
+                self._refuse_overlaps(conn, (ann,))
         self._notify(StoreChange("updated", (ann,)))
         return previous
 
@@ -430,6 +505,8 @@ class AnnotationStore:
                 self._insert(conn, ann)
             else:
                 self._replace(conn, ann)
+            if previous is None or _moved(previous, ann):
+                self._refuse_overlaps(conn, (ann,))
         self._notify(StoreChange("added" if previous is None else "updated", (ann,)))
         return previous
 
@@ -458,11 +535,12 @@ class AnnotationStore:
                     added.append(ann)
                 elif previous == ann:
                     unchanged += 1
-                elif previous.updated_at > ann.updated_at:
+                elif previous.version_time > ann.version_time:
                     kept += 1
                 else:
                     self._replace(conn, ann)
                     updated.append(ann)
+            self._refuse_overlaps(conn, added + updated)
         if added:
             self._notify(StoreChange("added", tuple(added)))
         if updated:

@@ -1,37 +1,45 @@
 """Training targets from annotations: the trader's action and position on every candle.
 
 ``action_targets(annotations, candles_ts, timeframe)`` works on the candle grid of the series
-being trained, which may be another timeframe than the one annotated. Each time snaps to the
-series' candle containing it (or, inside a gap in the series, the first candle after it: the
-first one on which the trader could act).
+being trained, which may be another timeframe than the ones annotated. A trader acts at the
+close of the candle they marked, on the timeframe they marked it on: an action lands on the
+first candle of the series that closes at or after that moment (the first close at which the
+trader could have acted), never earlier. A 1h entry marked on the 10:00 candle is an action
+at 11:00, so on a 1m series it sits on the 10:59 candle, not 59 candles before the decision.
 
 - The annotated span runs from the earliest start to the latest end of the given annotations
-  (trades, regions and points alike). Candles outside it are masked: ``actions`` -1,
+  (trades, regions and points alike): from the candle containing the first start to the
+  candle on which the last end closes. Candles outside it are masked: ``actions`` -1,
   ``mask`` False, ``position`` 0.
 - Inside the span every candle is HOLD except a trade's entry candle (ENTER_LONG/ENTER_SHORT)
   and exit candle (EXIT_LONG/EXIT_SHORT). When one trade exits on the candle where the next
   enters (a reversal), the candle carries the entry.
 - ``position`` is the position after the candle's action: the trade's direction (+1 / -1)
   from its entry candle up to the candle before its exit, 0 elsewhere.
-- A trade whose entry and exit fall on the same candle says nothing the grid can hold: that
-  candle is masked. Two trades open at the same time (one entering before the other exits)
-  are an ``OverlappingTradesError``; trades outside the series are not checked.
-- A trade that began before the first candle holds its position from candle 0 (no entry
-  action); one that ends after the last candle holds it to the end (no exit action).
+- A trade whose entry and exit land on the same candle says nothing the grid can hold: that
+  candle is masked. Trades held at the same time are an ``OverlappingTradesError`` naming
+  every pair (the one rule of ``overlap``); trades outside the series are not checked.
+- A trade entered before the first candle opened holds its position from candle 0 (no entry
+  action); one that ends after the last candle's close holds it to the end (no exit action).
 
-Pass the annotations of one symbol; the function does not filter them. All work is numpy
+Pass the annotations of one market; the function does not filter them. All work is numpy
 (searchsorted, cumulative sums), no per-candle Python.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
 from ..market.timeframes import Timeframe, parse_timeframe
 from .model import Annotation, AnnotationError, Trade
+from .overlap import OverlappingTradesError, check_no_overlaps
+
+__all__ = ["ACTION_HOLD", "ACTION_MASKED", "ACTION_NAMES", "ENTER_LONG", "ENTER_SHORT",
+           "EXIT_LONG", "EXIT_SHORT", "ActionTargets", "OverlappingTradesError",
+           "action_targets"]
 
 ACTION_MASKED = -1
 ACTION_HOLD = 0
@@ -40,18 +48,6 @@ EXIT_LONG = 2
 ENTER_SHORT = 3
 EXIT_SHORT = 4
 ACTION_NAMES = ("hold", "enter long", "exit long", "enter short", "exit short")
-
-
-class OverlappingTradesError(AnnotationError):
-    """Two trades of the same symbol are open at the same time."""
-
-    def __init__(self, first: Trade, second: Trade):
-        self.first = first
-        self.second = second
-        super().__init__(
-            f"trades {first.id} ({first.entry_ts}..{first.exit_ts}) and {second.id} "
-            f"({second.entry_ts}..{second.exit_ts}) are open at the same time; edit one of them"
-        )
 
 
 @dataclass(frozen=True)
@@ -68,7 +64,7 @@ class ActionTargets:
 
 
 def action_targets(annotations: Iterable[Annotation], candles_ts: np.ndarray,
-                   timeframe: "str | Timeframe") -> ActionTargets:
+                   timeframe: str | Timeframe) -> ActionTargets:
     """Action and position targets for candles opening at ``candles_ts`` (int64 epoch ms,
     strictly increasing) on ``timeframe``; see the module docstring for the rules."""
     tf = parse_timeframe(timeframe)
@@ -85,56 +81,50 @@ def action_targets(annotations: Iterable[Annotation], candles_ts: np.ndarray,
         return ActionTargets(actions, position, actions >= 0)
 
     first_open, last_close = int(ts[0]), int(ts[-1]) + tf.ms
+    closes = ts + tf.ms
 
-    def snap(times: np.ndarray) -> np.ndarray:
+    def containing(times: np.ndarray) -> np.ndarray:
         """Index of the candle containing each time, or the first candle after it."""
-        return np.searchsorted(ts, times - tf.ms, side="right")
+        return np.searchsorted(closes, times, side="right")
+
+    def acted(times: np.ndarray, marked_ms: np.ndarray) -> np.ndarray:
+        """Index of the first candle closing at or after the close of the candle (of
+        ``marked_ms`` length) opening at each time: where an action there lands."""
+        return np.searchsorted(closes, times - times % marked_ms + marked_ms, side="left")
 
     spans = np.array([ann.span for ann in annotations], dtype=np.int64)
-    span_start, span_end = int(spans[:, 0].min()), int(spans[:, 1].max())
-    if span_end < first_open or span_start >= last_close:
+    marked = np.array([ann.timeframe_ms for ann in annotations], dtype=np.int64)
+    if int(spans[:, 1].max()) < first_open or int(spans[:, 0].min()) >= last_close:
         return ActionTargets(actions, position, actions >= 0)
-    lo, hi = snap(np.array([span_start, span_end], dtype=np.int64))
+    lo = int(containing(spans[:, 0]).min())
+    hi = int(acted(spans[:, 1], marked).max())
     actions[lo:min(hi, n - 1) + 1] = ACTION_HOLD
 
     trades = sorted((a for a in annotations if isinstance(a, Trade)),
                     key=lambda t: (t.entry_ts, t.exit_ts, t.id))
     if trades:
-        entry_ts = np.array([t.entry_ts for t in trades], dtype=np.int64)
-        exit_ts = np.array([t.exit_ts for t in trades], dtype=np.int64)
+        held = np.array([t.held for t in trades], dtype=np.int64)
+        trade_tf = np.array([t.timeframe_ms for t in trades], dtype=np.int64)
         sign = np.array([t.direction.sign for t in trades], dtype=np.int8)
-        entry, exit_ = snap(entry_ts), snap(exit_ts)
-        touches = (exit_ts >= first_open) & (entry_ts < last_close)
-        _check_no_overlap([t for t, hit in zip(trades, touches) if hit], entry_ts[touches],
-                          exit_ts[touches])
-        before = entry_ts < first_open
-        held = touches & ((entry < exit_) | before)
+        entry = acted(np.array([t.entry_ts for t in trades], dtype=np.int64), trade_tf)
+        exit_ = acted(np.array([t.exit_ts for t in trades], dtype=np.int64), trade_tf)
+        touches = (held[:, 1] > first_open) & (held[:, 0] <= last_close)
+        check_no_overlaps([t for t, hit in zip(trades, touches) if hit])
+        before = held[:, 0] <= first_open
+        kept = touches & ((entry < exit_) | before)
         single = touches & (entry == exit_) & ~before
 
         # The position steps to the trade's sign on its entry candle and back on its exit.
         step = np.zeros(n + 1, dtype=np.int32)
-        np.add.at(step, entry[held], sign[held])
-        np.add.at(step, exit_[held], -sign[held])
+        np.add.at(step, entry[kept], sign[kept])
+        np.add.at(step, exit_[kept], -sign[kept])
         position[:] = np.cumsum(step[:n])
 
-        exits = held & (exit_ts < last_close)
+        exits = kept & (held[:, 1] <= last_close)
         actions[exit_[exits]] = np.where(sign[exits] > 0, EXIT_LONG, EXIT_SHORT)
-        entries = held & ~before
+        entries = kept & ~before
         actions[entry[entries]] = np.where(sign[entries] > 0, ENTER_LONG, ENTER_SHORT)
         actions[entry[single]] = ACTION_MASKED
     mask = actions >= 0
     position[~mask] = 0
     return ActionTargets(actions, position, mask)
-
-
-def _check_no_overlap(trades: list[Trade], entry_ts: np.ndarray, exit_ts: np.ndarray) -> None:
-    """Raise for the first trade (by entry) that opens before an earlier one has closed;
-    ``trades`` are sorted by entry. One may open at the very time another closes."""
-    if len(trades) < 2:
-        return
-    latest_exit = np.maximum.accumulate(exit_ts)[:-1]
-    clash = np.flatnonzero(entry_ts[1:] < latest_exit)
-    if clash.size:
-        i = int(clash[0]) + 1
-        j = int(np.flatnonzero(exit_ts[:i] > entry_ts[i])[0])
-        raise OverlappingTradesError(trades[j], trades[i])

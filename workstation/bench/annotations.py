@@ -34,11 +34,12 @@ def register(bench_sub) -> None:
     parser.set_defaults(func=run)
 
 
-def synthetic(n: int, seed: int = 0) -> list:
-    """``n`` valid annotations on ETH/USDT 1m: trades, regions and points in turn."""
+def synthetic(n: int, seed: int = 0, first: int = 0) -> list:
+    """``n`` valid annotations on ETH/USDT 1m, one every 10 minutes from slot ``first``:
+    trades (none overlapping another), regions and points in turn."""
     rng = random.Random(seed)
     out = []
-    for i in range(n):
+    for i in range(first, first + n):
         t = _T0 + i * 600_000
         common = {"symbol": "ETH/USDT", "timeframe": "1m", "created_at": t, "updated_at": t}
         if i % 3 == 0:
@@ -85,7 +86,7 @@ def run(args) -> int:
         cases.append(("open", count, _median_ms(lambda: AnnotationStore(path).close(), args.repeat),
                       "sqlite3 connect", _median_ms(lambda: sqlite3.connect(path).close(),
                                                     args.repeat)))
-        extra = iter(synthetic(args.repeat * 2, seed=1))
+        extra = iter(synthetic(args.repeat * 2, seed=1, first=args.n))
         with AnnotationStore(path) as store:
             add = _median_ms(lambda: store.add(next(extra)), args.repeat)
         conn = sqlite3.connect(path, isolation_level=None)

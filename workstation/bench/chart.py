@@ -466,7 +466,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
         budget.start()
         clock.cpu_ms = cpu[name] = []
         for x0, x1 in moves:
-            out.append(clock.time(lambda: target.set_view(x0, x1)))
+            out.append(clock.time(lambda x0=x0, x1=x1: target.set_view(x0, x1)))
             if not budget.left():
                 break
         return out
@@ -498,7 +498,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
     for _ in range(ticks):
         c = max(c * (1 + rng.normal(0, 2e-4)), 1e-9)
         h, l, v = max(h, c), min(l, c), v + float(rng.uniform(0, 1))
-        tick.append(clock.time(lambda: target.tick(o, h, l, c, v)))
+        tick.append(clock.time(lambda h=h, l=l, c=c, v=v: target.tick(o, h, l, c, v)))
         if not budget.left():
             break
     case = {"renderer": renderer, "candles": n, "view": view, "visible": int(round(width)),
@@ -515,7 +515,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
         ts = int(data["ts"][-1])
         for _ in range(20):
             ts += 60_000
-            appends.append(clock.time(lambda: target.append(ts, c, c, c, c, 0.0)))
+            appends.append(clock.time(lambda ts=ts: target.append(ts, c, c, c, c, 0.0)))
         case["append_ms_median"] = round(median_p95(appends)[0], 3)
     case["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     return case

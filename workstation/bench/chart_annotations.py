@@ -116,7 +116,8 @@ def _pan_targets(median_ms: float, p95_ms: float) -> dict[str, bool]:
 # -- the worker -----------------------------------------------------------------------------
 def synthetic_annotations(candles, n: int, seed: int = 3) -> list:
     """``n`` annotations of ``SYMBOL`` on ``candles``, one per equal slice of the series:
-    trades (70 %), regions (20 %), point notes (10 %), none overlapping another trade."""
+    trades (70 %), regions (20 %), point notes (10 %), none overlapping another trade. Each
+    lies in the first 70 % of its slice (the rest is free for the bench's added trades)."""
     from ..annotations.model import Point, Region, Trade
 
     rng = np.random.default_rng(seed)
@@ -222,9 +223,9 @@ def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[
             # both see the same machine; each starts from a repainted view at the same place
             start = moves[k - 1] if k else base
             for mode in ("with", "without") if k % 2 else ("without", "with"):
-                clock.time(lambda s=start, m=mode: (layer.graphics.set_visible(m == "with"),
-                                                     chart.price_view.setXRange(*s, padding=0),
-                                                     viewport.update()))
+                clock.time(lambda s=start, m=mode, v=viewport: (
+                    layer.graphics.set_visible(m == "with"),
+                    chart.price_view.setXRange(*s, padding=0), v.update()))
                 samples[mode].append(clock.time(
                     lambda m=move: chart.price_view.setXRange(*m, padding=0)))
                 cpu[mode].append(clock.cpu_ms[-1])
@@ -248,17 +249,24 @@ def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[
     chart.price_view.setXRange(n_candles - 500.5, n_candles - 0.5, padding=0)
     app.processEvents()
     adds, store_adds = [], []
-    for k in range(10):
-        i = n_candles - 400 + 30 * k
-        make = lambda: Trade(symbol=SYMBOL, timeframe=TIMEFRAME, direction="long",  # noqa: E731
-                             entry_ts=int(candles.ts[i]), entry_price=float(candles.close[i]),
-                             exit_ts=int(candles.ts[i + 10]),
-                             exit_price=float(candles.close[i + 10]))
-        adds.append(clock.time(lambda: layer.store.add(make())))
-        with AnnotationStore(paths.annotations_db) as other:
-            t0 = time.perf_counter()
-            other.add(make())
-            store_adds.append((time.perf_counter() - t0) * 1e3)
+    def make(i: int) -> Trade:
+        return Trade(symbol=SYMBOL, timeframe=TIMEFRAME, direction="long",
+                     entry_ts=int(candles.ts[i]), entry_price=float(candles.close[i]),
+                     exit_ts=int(candles.ts[i + 10]), exit_price=float(candles.close[i + 10]))
+
+    slot = n_candles // n_annotations
+    for k in range(10):  # in the free tail of one of the newest slots (see synthetic_annotations)
+        i = (n_annotations - 1 - k % 4) * slot + slot - 11
+        for store, times in ((layer.store, adds), (None, store_adds)):
+            trade = make(i)
+            if store is None:
+                with AnnotationStore(paths.annotations_db) as other:
+                    t0 = time.perf_counter()
+                    other.add(trade)
+                    times.append((time.perf_counter() - t0) * 1e3)
+            else:
+                times.append(clock.time(lambda s=store, t=trade: s.add(t)))
+            layer.store.delete(trade.id)
     add_ms, store_add_ms = float(np.median(adds)), float(np.median(store_adds))
     cases.append({"case": "add", "add_ms_median": round(add_ms, 3),
                   "store_add_ms_median": round(store_add_ms, 3),

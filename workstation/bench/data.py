@@ -24,7 +24,8 @@ from ..market.demo import demo_candles
 from ..market.series import SeriesKey
 from . import report
 
-DEFAULT_FILE = (Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ethusdt_1m.csv.gz")
+DEFAULT_FILE = (Path(__file__).resolve().parents[2].parent / "shared" / "data"
+                / "ethusdt_1m.csv.gz")
 TARGETS = {"import": 5.0, "cache_load_1m": 0.5, "append": 5e-6, "update": 5e-6}
 
 
@@ -59,7 +60,8 @@ def _reference_import(path: Path) -> int:
 
 def _reference_cache(candles: Candles, db_path: Path) -> tuple[float, float]:
     db = sqlite3.connect(db_path)
-    db.execute("CREATE TABLE candles (ts INTEGER PRIMARY KEY, o REAL, h REAL, l REAL, c REAL, v REAL)")
+    db.execute("CREATE TABLE candles (ts INTEGER PRIMARY KEY, o REAL, h REAL, l REAL, c REAL, "
+               "v REAL)")
     rows = zip(*(col.tolist() for col in candles.columns()))
 
     def store():
@@ -96,8 +98,8 @@ def run(args) -> int:
             since = int(candles.ts[-n_load])
             load_all_s, _ = _timed(lambda: cache.load(key))
             load_s, loaded = _timed(lambda: cache.load(key, since=since))
-        ref_store_s, ref_load_s = _reference_cache(candles.slice(len(candles) - n_load, len(candles)),
-                                                   tmp / "reference.sqlite")
+        newest = candles.slice(len(candles) - n_load, len(candles))
+        ref_store_s, ref_load_s = _reference_cache(newest, tmp / "reference.sqlite")
         cases.append(dict(case="cache store", candles=len(candles), seconds=store_s,
                           reference_seconds=ref_store_s * len(candles) / n_load))
         cases.append(dict(case="cache load 1M", candles=len(loaded), seconds=load_s,
@@ -150,7 +152,8 @@ def _human(seconds: float) -> str:
 
 
 def _print_table(cases) -> None:
-    print(f"{'case':<16} {'n':>9} {'workstation':>12} {'reference':>12} {'ratio':>8} {'target':>10}")
+    print(f"{'case':<16} {'n':>9} {'workstation':>12} {'reference':>12} {'ratio':>8} "
+          f"{'target':>10}")
     for case in cases:
         target = case.get("target_seconds")
         verdict = "" if target is None else ("  ok" if case["meets_target"] else "  MISSED")

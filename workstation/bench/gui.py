@@ -62,11 +62,15 @@ def _spin(seconds: float, until=None) -> bool:
     poll.timeout.connect(check)
     if until is not None:
         poll.start()
-    QTimer.singleShot(int(seconds * 1000), loop.quit)
+    deadline = QTimer()
+    deadline.setSingleShot(True)
+    deadline.timeout.connect(loop.quit)
+    deadline.start(int(seconds * 1000))
     check()
     if not done[0]:
         loop.exec()
     poll.stop()
+    deadline.stop()
     return done[0]
 
 

@@ -206,8 +206,8 @@ def _median_step_seconds(step, steps: int, device) -> float:
 def run_train(args) -> int:
     import torch
 
+    from ..ml.config import preset_config
     from ..ml.device import resolve_device
-    from ..ml.model import preset_config
 
     device = resolve_device(args.device)
     if device.type == "cpu":
@@ -245,9 +245,10 @@ def run_infer(args) -> int:
     import torch
 
     from ..market.demo import demo_candles
+    from ..ml.config import preset_config
     from ..ml.device import memory_stats, reset_peak_memory, resolve_device
     from ..ml.features import FeatureSpec, make_features
-    from ..ml.model import TradingTransformer, preset_config
+    from ..ml.model import TradingTransformer
 
     device = resolve_device(args.device)
     if device.type == "cpu":

@@ -7,6 +7,7 @@ import datetime as dt
 from ..annotations.io import FORMATS, export_annotations, import_annotations
 from ..annotations.model import Region, Trade
 from ..annotations.store import AnnotationStore
+from ..annotations.totals import Totals
 from ..market.timeframes import parse_timeframe
 
 
@@ -35,6 +36,8 @@ def register(sub) -> None:
 
 
 def _add_series_options(parser, what: str) -> None:
+    parser.add_argument("--market", choices=("real", "demo"),
+                        help=f"{what} the marks of this market (real venues or the demo)")
     parser.add_argument("--symbol", help=f"{what} this symbol (e.g. ETH/USDT)")
     parser.add_argument("--timeframe", help=f"{what} this timeframe (e.g. 1m)")
 
@@ -46,8 +49,8 @@ def _timeframe(args) -> str | None:
 def run_export(args) -> int:
     timeframe = _timeframe(args)
     with AnnotationStore() as store:
-        result = export_annotations(store, args.file, symbol=args.symbol, timeframe=timeframe,
-                                    format=args.format)
+        result = export_annotations(store, args.file, market=args.market, symbol=args.symbol,
+                                    timeframe=timeframe, format=args.format)
     print(f"wrote {result.written} annotation(s) to {args.file}")
     if result.skipped:
         print(f"left out {result.skipped} region(s)/point(s): a CSV file holds trades only; "
@@ -58,19 +61,20 @@ def run_export(args) -> int:
 def run_import(args) -> int:
     timeframe = _timeframe(args)
     with AnnotationStore() as store:
-        result = import_annotations(store, args.file, symbol=args.symbol, timeframe=timeframe,
-                                    format=args.format)
+        result = import_annotations(store, args.file, market=args.market, symbol=args.symbol,
+                                    timeframe=timeframe, format=args.format)
     merge = result.merge
     print(f"read {result.read} annotation(s) from {args.file}")
     if result.selected < result.read:
-        print(f"skipped {result.read - result.selected} of another symbol or timeframe")
+        print(f"skipped {result.read - result.selected} of another market, symbol or "
+              f"timeframe")
     print(f"added {merge.added}, updated {merge.updated}, unchanged {merge.unchanged}, "
           f"kept {merge.kept_newer} (the store's copy was newer)")
     return 0
 
 
 def _when(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _detail(ann) -> str:
@@ -85,18 +89,20 @@ def _detail(ann) -> str:
 def run_list(args) -> int:
     timeframe = _timeframe(args)
     with AnnotationStore() as store:
-        annotations = store.list(symbol=args.symbol, timeframe=timeframe, kind=args.kind)
+        annotations = store.list(market=args.market, symbol=args.symbol, timeframe=timeframe,
+                                 kind=args.kind)
     if not annotations:
         print("no annotations")
         return 0
     for ann in annotations:
         start, end = ann.span
         when = _when(start) if start == end else f"{_when(start)} .. {_when(end)}"
-        parts = [ann.id, ann.kind.value, ann.symbol, ann.timeframe, when, _detail(ann)]
+        parts = [ann.id, ann.kind.value, str(ann.market_key), ann.timeframe, when,
+                 _detail(ann)]
         if ann.tags:
             parts.append("[" + ", ".join(ann.tags) + "]")
         if ann.notes:
             parts.append(repr(ann.notes))
         print("  ".join(part for part in parts if part))
-    print(f"{len(annotations)} annotation(s)")
+    print(Totals.of(annotations).text())
     return 0

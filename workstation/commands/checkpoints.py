@@ -130,9 +130,9 @@ def run_clear(args) -> int:
 def run_predict(args) -> int:
     from ..market.sources import load_series
     from ..ml.checkpoints import CheckpointStore
-    from ..ml.device import resolve_device
-    from ..ml.online import Predictor
+    from ..ml.device import check_device_spec
 
+    device = check_device_spec(args.device)
     if args.run:
         store = _store_of(args.run)
         run_id = args.run
@@ -142,12 +142,16 @@ def run_predict(args) -> int:
         if run_id is None:
             raise WorkstationError(f"no saved run under {CheckpointStore().root}; train one "
                                    f"with `workstation train` (or give --run)")
-    which = args.checkpoint or ("best" if (store.run_dir(run_id) / "best.json").is_file()
-                                else "latest")
-    loaded = store.load(run_id, which)
-    predictor = Predictor.from_checkpoint(loaded, resolve_device(args.device))
-    need = predictor.config.seq_len + predictor.feature_spec.warmup
+    which = args.checkpoint or ("best" if store.has_checkpoint(run_id, "best") else "latest")
+    model_config, feature_spec, _ = store.settings(run_id, which)  # no torch yet
+    need = model_config.seq_len + feature_spec.warmup
     candles, key = load_series(args.source, args.symbol, args.timeframe, max_candles=need)
+    # Every argument is checked and the candles are read: now load torch and the model.
+    from ..ml.device import resolve_device
+    from ..ml.online import Predictor
+
+    loaded = store.load(run_id, which)
+    predictor = Predictor.from_checkpoint(loaded, resolve_device(device))
     prediction = predictor.predict(candles)
     window = min(len(candles) - (0 if candles.last_closed else 1), predictor.config.seq_len)
     trained_on = loaded.meta.get("provenance") or "unknown data"

@@ -1,4 +1,5 @@
-"""Candle data from the command line: ``fetch``, ``import-candles`` and ``candles list|export``."""
+"""Candle data from the command line: ``fetch``, ``import-candles`` and ``candles list|export``
+(``export`` also writes the demo market)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from pathlib import Path
 
 from ..errors import WorkstationError
 from ..market.cache import CandleCache
+from ..market.candles import Candles
 from ..market.csv_io import read_candles_csv, write_candles_csv
-from ..market.series import SeriesKey
+from ..market.series import DEMO_SOURCE, SeriesKey
+from ..market.sources import demo_market
 from ..market.timeframes import SUPPORTED
 from ..paths import app_paths
 from ..progress import ProgressBar
@@ -40,9 +43,10 @@ def register(sub) -> None:
     candles = sub.add_parser("candles", help="what the candle cache holds")
     what = candles.add_subparsers(dest="candles_command", metavar="ACTION", required=True)
     what.add_parser("list", help="one line per cached series").set_defaults(func=run_list)
-    export = what.add_parser("export", help="write a cached series as CSV")
-    export.add_argument("--source", required=True)
-    export.add_argument("--symbol", required=True)
+    export = what.add_parser("export", help="write a cached series (or the demo market) as CSV")
+    export.add_argument("--source", required=True,
+                        help="a name from `candles list`, or demo (the simulated market)")
+    export.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
     export.add_argument("--timeframe", required=True, choices=SUPPORTED)
     export.add_argument("--out", required=True, type=Path, help="FILE.csv (or .csv.gz)")
     export.add_argument("--since", help="first open time to include")
@@ -129,14 +133,32 @@ def run_list(args) -> int:
 
 
 def run_export(args) -> int:
-    key = SeriesKey(args.source, args.symbol, args.timeframe)
     since = parse_time_ms(args.since) if args.since else None
     until = parse_time_ms(args.until, end_of_day=True) if args.until else None
-    with _cache() as cache:
-        candles = cache.load(key, since, until)
-    if not len(candles):
-        raise WorkstationError(f"the cache holds no candles for {key} in that range "
-                               f"(see `workstation candles list`)")
+    if args.source.strip().lower() == DEMO_SOURCE:
+        candles, key = _demo_candles(args.symbol, args.timeframe, since, until)
+        if not len(candles):
+            raise WorkstationError(f"{key} has no closed candles in that range")
+    else:
+        if not args.symbol:
+            raise WorkstationError(f"--symbol is needed for source {args.source!r}")
+        key = SeriesKey(args.source, args.symbol, args.timeframe)
+        with _cache() as cache:
+            candles = cache.load(key, since, until)
+        if not len(candles):
+            raise WorkstationError(f"the cache holds no candles for {key} in that range "
+                                   f"(see `workstation candles list`)")
     write_candles_csv(candles, args.out)
-    print(f"{key}: wrote {len(candles)} candles to {args.out}")
+    what = "simulated DEMO candles (not market data)" if key.is_demo else "candles"
+    print(f"{key}: wrote {len(candles)} {what} to {args.out}")
     return 0
+
+
+def _demo_candles(symbol: str | None, timeframe: str, since: int | None, until: int | None
+                  ) -> tuple[Candles, SeriesKey]:
+    """The demo market's candles closed by now that open from ``since`` to ``until``."""
+    market = demo_market(symbol, timeframe)
+    end = market.timeframe.floor(int(time.time() * 1000))
+    start = market.origin_ms if since is None else since
+    stop = end if until is None else min(end, until + 1)
+    return market.candles(start, stop), market.key

@@ -1,8 +1,9 @@
 """``workstation train``: train the transformer on a candle series without the window.
 
 A one-line progress report goes to stderr; ``--json`` also prints every training event as
-one JSON object per line on stdout. Ctrl-C stops the run after the current batch and saves a
-checkpoint. Exit status: 0 completed, 130 stopped by Ctrl-C, 1 failed.
+one JSON object per line on stdout. Every argument is checked before torch is loaded or any
+candle is read. Ctrl-C stops the run after the current batch and saves a checkpoint. Exit
+status: 0 completed, 130 stopped by Ctrl-C, 1 failed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import sys
 import threading
 
 from ..errors import WorkstationError
+from ..ml.events import BatchEnd, CheckpointSaved, EpochEnd, Failed, Finished, RunStarted
+from ..ml.job import TrainingRequest
 
 _PROGRESS_LINE = 118
 
@@ -55,55 +58,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _settings(args, loaded):
-    """Model, training, feature and target settings from the flags, or from a checkpoint."""
-    from ..ml.features import FeatureSpec
-    from ..ml.model import TradingTransformerConfig, preset_config
-    from ..ml.targets import TargetSpec
-    from ..ml.trainer import TrainConfig
-
-    train_overrides = {
-        "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
-        "window_stride": args.stride, "val_fraction": args.val_fraction,
-        "log_every": args.log_every, "seed": args.seed, "cpu_threads": args.threads,
-    }
-    if loaded is not None:
-        meta = loaded.meta
-        model = TradingTransformerConfig.from_dict(meta["config"])
-        train = TrainConfig.from_dict(meta["train_config"])
-        if args.epochs is not None:
-            train = TrainConfig.from_dict(dict(train.to_dict(), epochs=args.epochs))
-        return (model, train, FeatureSpec.from_dict(meta["features"]),
-                TargetSpec.from_dict(meta["targets"]))
-    model = preset_config(args.preset, seq_len=args.seq_len, dropout=args.dropout,
-                          use_gradient_checkpointing=args.grad_checkpointing or None)
-    train = TrainConfig(**{k: v for k, v in train_overrides.items() if v is not None})
-    targets = TargetSpec(**{k: v for k, v in {
-        "candle_flat_bps": args.flat_bps, "trend_horizon": args.trend_horizon,
-        "trend_flat_bps": args.trend_flat_bps}.items() if v is not None})
-    return model, train, FeatureSpec(), targets
-
-
-def _actions(args, candles, key):
-    """Per-candle action codes from the trader's annotations of this symbol, or None."""
-    if args.no_annotations:
-        return None, 0
-    from ..paths import app_paths
-
-    db = app_paths().annotations_db
-    if not db.is_file():
-        return None, 0
-    from ..annotations.store import AnnotationStore
-    from ..annotations.targets import action_targets
-
-    with AnnotationStore(db) as store:
-        annotations = store.list(symbol=key.symbol)
-    if not annotations:
-        return None, 0
-    targets = action_targets(annotations, candles.ts, candles.timeframe)
-    return targets.actions.astype("int64"), len(annotations)
-
-
 def _pct(value) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
 
@@ -140,67 +94,69 @@ class _Report:
     def __call__(self, event) -> None:
         if self.as_json:
             print(json.dumps(event.to_dict(), allow_nan=False), flush=True)
-        kind = event.kind
-        if kind == "RunStarted":
-            self._print(f"run {event.run_id}: {event.provenance}; {event.candles} candles, "
-                        f"{event.train_windows} training / {event.val_windows} validation "
-                        f"windows per epoch, {event.n_params:,} parameters on {event.device}")
-        elif kind == "BatchEnd":
-            m, mem = event.metrics, event.memory
-            self._line(f"epoch {event.epoch + 1}/{self.epochs} batch {event.batch}/"
-                       f"{event.batches_per_epoch} loss {_num(m.loss)} candle "
-                       f"{_pct(m.candle_acc)} ({_pct(m.candle_baseline)}) trend "
-                       f"{_pct(m.trend_acc)} ({_pct(m.trend_baseline)}) lr {event.lr:.2e} "
-                       f"{event.samples_per_s:.0f} win/s mem {mem.allocated_mb:.0f} MB")
-        elif kind == "EpochEnd":
-            self._print(f"epoch {event.epoch + 1}/{self.epochs} ({event.elapsed_s:.1f} s): "
-                        f"train loss {_num(event.train.loss)}, {_accuracies(event.train)}")
-            self._print(f"  validation loss {_num(event.val.loss)}, {_accuracies(event.val)}"
-                        + (" [best]" if event.is_best else ""))
-        elif kind == "CheckpointSaved":
-            self._print(f"  checkpoint ({event.reason}): {event.path}")
-        elif kind == "Finished":
-            self._print(f"{event.status} after {event.step} steps in {event.elapsed_s:.1f} s; "
-                        f"best validation loss {_num(event.best_val_loss)}")
-        elif kind == "Failed":
-            self._print(f"training failed at step {event.step}: {event.message}")
+        match event:
+            case RunStarted():
+                self._print(f"run {event.run_id}: {event.provenance}; {event.candles} candles, "
+                            f"{event.train_windows} training / {event.val_windows} validation "
+                            f"windows per epoch, {event.n_params:,} parameters on "
+                            f"{event.device}")
+            case BatchEnd(metrics=m, memory=mem):
+                self._line(f"epoch {event.epoch + 1}/{self.epochs} batch {event.batch}/"
+                           f"{event.batches_per_epoch} loss {_num(m.loss)} candle "
+                           f"{_pct(m.candle_acc)} ({_pct(m.candle_baseline)}) trend "
+                           f"{_pct(m.trend_acc)} ({_pct(m.trend_baseline)}) lr {event.lr:.2e} "
+                           f"{event.samples_per_s:.0f} win/s mem {mem.allocated_mb:.0f} MB")
+            case EpochEnd():
+                self._print(f"epoch {event.epoch + 1}/{self.epochs} ({event.elapsed_s:.1f} s): "
+                            f"train loss {_num(event.train.loss)}, {_accuracies(event.train)}")
+                self._print(f"  validation loss {_num(event.val.loss)}, "
+                            f"{_accuracies(event.val)}" + (" [best]" if event.is_best else ""))
+            case CheckpointSaved():
+                self._print(f"  checkpoint ({event.reason}): {event.path}")
+            case Finished():
+                self._print(f"{event.status} after {event.step} steps in {event.elapsed_s:.1f} "
+                            f"s; best validation loss {_num(event.best_val_loss)}")
+            case Failed():
+                self._print(f"training failed at step {event.step}: {event.message}")
+
+
+def _request(args) -> TrainingRequest:
+    """The flags as a ``TrainingRequest`` (checked by ``ml.job.plan``, without torch)."""
+    return TrainingRequest(
+        preset=args.preset,
+        model_overrides={"seq_len": args.seq_len, "dropout": args.dropout,
+                         "use_gradient_checkpointing": args.grad_checkpointing or None},
+        train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
+                         "window_stride": args.stride, "val_fraction": args.val_fraction,
+                         "log_every": args.log_every, "seed": args.seed,
+                         "cpu_threads": args.threads},
+        target_overrides={"candle_flat_bps": args.flat_bps, "trend_horizon": args.trend_horizon,
+                          "trend_flat_bps": args.trend_flat_bps},
+        device=args.device, resume_run=args.resume, use_annotations=not args.no_annotations)
 
 
 def run(args) -> int:
     from ..market.sources import load_series
-    from ..ml.dataset import TrainingData
-    from ..ml.device import resolve_device
-    from ..ml.trainer import Trainer
+    from ..ml import job
+    from ..ml.checkpoints import CheckpointStore
+    from ..paths import app_paths
 
-    store = loaded = None
-    if not args.no_save or args.resume:
-        from ..ml.checkpoints import CheckpointStore
-
-        store = CheckpointStore()
-        if args.resume:
-            loaded = store.load(args.resume)
-            print(f"resuming run {args.resume} at step {loaded.step}: model, feature, target "
-                  f"and training settings come from its checkpoint", file=sys.stderr)
-        if args.no_save:
-            store = None
-    device = resolve_device(args.device)
-    model_config, train_config, feature_spec, target_spec = _settings(args, loaded)
-
+    store = CheckpointStore() if not args.no_save or args.resume is not None else None
+    training = job.plan(_request(args), store)  # every argument checked; torch not loaded
+    if training.resume is not None:
+        print(f"resuming run {args.resume} at step {training.resume.step}: model, feature, "
+              f"target and training settings come from its checkpoint", file=sys.stderr)
     candles, key = load_series(args.source, args.symbol, args.timeframe,
                                max_candles=args.max_candles)
-    actions, n_annotations = _actions(args, candles, key)
-    if n_annotations:
-        print(f"{n_annotations} annotations of {key.symbol} give the action targets",
-              file=sys.stderr)
-    data = TrainingData.from_candles(candles, actions=actions, feature_spec=feature_spec,
-                                     target_spec=target_spec)
     stop = threading.Event()
-    trainer = Trainer(model_config, train_config, data, device,
-                      on_event=_Report(args.json, train_config.epochs), stop=stop,
-                      checkpoints=store, run_id=args.resume, provenance=key.provenance,
-                      resume_from=loaded)
+    prepared = job.build(training, candles, key, store=store, save=not args.no_save,
+                         annotations_db=app_paths().annotations_db,
+                         on_event=_Report(args.json, training.train_config.epochs), stop=stop)
+    if prepared.annotations:
+        print(f"{prepared.annotations} annotations of {prepared.market} give the action "
+              f"targets", file=sys.stderr)
     result = {}
-    worker = threading.Thread(target=lambda: result.update(final=trainer.run()),
+    worker = threading.Thread(target=lambda: result.update(final=prepared.trainer.run()),
                               name="trainer", daemon=True)
     worker.start()
     interrupted = False

@@ -78,7 +78,7 @@ def _unpack(blob: bytes, count: int) -> list[np.ndarray]:
 class CandleCache:
     """See the module docstring. Use as a context manager or call ``close()``."""
 
-    def __init__(self, path: "str | Path"):
+    def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -102,7 +102,7 @@ class CandleCache:
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> "CandleCache":
+    def __enter__(self) -> CandleCache:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -121,16 +121,21 @@ class CandleCache:
 
         return _Tx()
 
-    def _series_id(self, key: SeriesKey, create: bool) -> int | None:
+    def _series_id(self, key: SeriesKey) -> int | None:
         row = self._db.execute(
             "SELECT id FROM series WHERE source=? AND symbol=? AND timeframe=?",
             (key.source, key.symbol, key.timeframe.name)).fetchone()
-        if row:
-            return row[0]
-        if not create:
-            return None
-        return self._db.execute("INSERT INTO series (source, symbol, timeframe) VALUES (?,?,?)",
-                                (key.source, key.symbol, key.timeframe.name)).lastrowid
+        return row[0] if row else None
+
+    def _new_series_id(self, key: SeriesKey) -> int:
+        found = self._series_id(key)
+        if found is not None:
+            return found
+        cursor = self._db.execute("INSERT INTO series (source, symbol, timeframe) "
+                                  "VALUES (?,?,?)", (key.source, key.symbol, key.timeframe.name))
+        if cursor.lastrowid is None:
+            raise CacheError(f"candle cache {self.path}: no id for the new series {key}")
+        return cursor.lastrowid
 
     # -- writing -------------------------------------------------------------------------
     def put(self, key: SeriesKey, candles: Candles, covered: tuple[int, int] | None = None) -> int:
@@ -143,7 +148,7 @@ class CandleCache:
         n = len(candles) if candles.last_closed else len(candles) - 1
         span = BLOCK_CANDLES * key.timeframe.ms
         with self._transaction():
-            series_id = self._series_id(key, create=True)
+            series_id = self._new_series_id(key)
             if n > 0:
                 cols = [c[:n] for c in candles.columns()]
                 block_of = cols[0] // span
@@ -187,7 +192,7 @@ class CandleCache:
 
     def delete(self, key: SeriesKey) -> bool:
         with self._transaction():
-            series_id = self._series_id(key, create=False)
+            series_id = self._series_id(key)
             if series_id is None:
                 return False
             self._db.execute("DELETE FROM series WHERE id=?", (series_id,))
@@ -196,7 +201,7 @@ class CandleCache:
     # -- reading -------------------------------------------------------------------------
     def load(self, key: SeriesKey, since: int | None = None, until: int | None = None) -> Candles:
         """Candles of ``key`` with open time in [since, until] (both optional, inclusive)."""
-        series_id = self._series_id(key, create=False)
+        series_id = self._series_id(key)
         if series_id is None:
             return Candles(key.timeframe)
         lo = -(2**63) if since is None else int(since)
@@ -212,14 +217,14 @@ class CandleCache:
             i0 = np.searchsorted(cols[0], lo, side="left")
             i1 = np.searchsorted(cols[0], hi, side="right")
             cols = [c[i0:i1] for c in cols]
-        return Candles.from_arrays(*cols, timeframe=key.timeframe, validate=False)
+        return Candles.from_columns(cols, key.timeframe, validate=False)
 
     def missing(self, key: SeriesKey, start: int, end: int) -> list[tuple[int, int]]:
         """Spans of [start, end] (open times, inclusive) not yet fetched, on the key's grid."""
         tf = key.timeframe.ms
         start = start - start % tf
         end = end - end % tf
-        series_id = self._series_id(key, create=False)
+        series_id = self._series_id(key)
         covered = [] if series_id is None else self._db.execute(
             "SELECT start_ts, end_ts FROM coverage WHERE series_id=? AND end_ts>=? AND start_ts<=? "
             "ORDER BY start_ts", (series_id, start, end)).fetchall()
@@ -246,6 +251,7 @@ class CandleCache:
             if not len(ts):
                 continue
             step = np.diff(ts) // key.timeframe.ms
+            gaps = step > 1
             out.append(SeriesSummary(key, len(ts), int(ts[0]), int(ts[-1]),
-                                     int(np.count_nonzero(step > 1)), int((step[step > 1] - 1).sum())))
+                                     int(np.count_nonzero(gaps)), int((step[gaps] - 1).sum())))
         return out

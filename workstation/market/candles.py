@@ -8,8 +8,9 @@ filled part, so readers never copy.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def _first(mask: np.ndarray) -> int | None:
     return int(hits[0]) if hits.size else None
 
 
-def find_problem(ts, o, h, l, c, v, timeframe: Timeframe | None = None) -> _Problem | None:
+def find_problem(ts, o, h, l, c, v, *, timeframe: Timeframe | None = None) -> _Problem | None:
     """The first (lowest row) problem in these columns, or None; vectorised."""
     found: list[_Problem] = []
 
@@ -90,20 +91,24 @@ def find_problem(ts, o, h, l, c, v, timeframe: Timeframe | None = None) -> _Prob
     return min(found, key=lambda p: p.row) if found else None
 
 
-def validate_columns(ts, o, h, l, c, v, timeframe: Timeframe | None = None, row_label=None):
+def validate_columns(ts, o, h, l, c, v, *, timeframe: Timeframe | None = None,
+                     row_label=None):
     """Raise ``CandleValidationError`` for the first bad row. ``row_label(row)`` names it."""
-    problem = find_problem(ts, o, h, l, c, v, timeframe)
+    problem = find_problem(ts, o, h, l, c, v, timeframe=timeframe)
     if problem is not None:
         label = row_label(problem.row) if row_label else None
         raise CandleValidationError(problem.row, problem.field, problem.reason, row_label=label)
 
 
+_COLUMN_SLOTS = ("_ts", "_o", "_h", "_l", "_c", "_v")  # the buffers, in FIELDS order
+
+
 class Candles:
     """A candle series on one timeframe; see the module docstring."""
 
-    __slots__ = ("timeframe", "_n", "_ts", "_o", "_h", "_l", "_c", "_v", "last_closed")
+    __slots__ = ("_c", "_h", "_l", "_n", "_o", "_ts", "_v", "last_closed", "timeframe")
 
-    def __init__(self, timeframe: "str | Timeframe", capacity: int = _MIN_CAPACITY):
+    def __init__(self, timeframe: str | Timeframe, capacity: int = _MIN_CAPACITY):
         self.timeframe = parse_timeframe(timeframe)
         capacity = max(int(capacity), _MIN_CAPACITY)
         self._n = 0
@@ -116,10 +121,20 @@ class Candles:
     # -- construction ------------------------------------------------------------------
     @classmethod
     def from_arrays(cls, ts, open, high, low, close, volume, timeframe="1m", *, validate=True,
-                    last_closed: bool = True) -> "Candles":
+                    last_closed: bool = True) -> Candles:
         """Build from six equally long arrays (copied); validated unless ``validate=False``."""
-        cols = [np.ascontiguousarray(ts, dtype=np.int64)] + [
-            np.ascontiguousarray(x, dtype=np.float64) for x in (open, high, low, close, volume)
+        return cls.from_columns((ts, open, high, low, close, volume), timeframe,
+                                validate=validate, last_closed=last_closed)
+
+    @classmethod
+    def from_columns(cls, columns: Sequence, timeframe: str | Timeframe = "1m", *,
+                     validate: bool = True, last_closed: bool = True) -> Candles:
+        """``from_arrays`` of the six columns ``(ts, open, high, low, close, volume)``."""
+        if len(columns) != len(FIELDS):
+            raise WorkstationError(f"candles have {len(FIELDS)} columns ({', '.join(FIELDS)}), "
+                                   f"got {len(columns)}")
+        cols = [np.ascontiguousarray(columns[0], dtype=np.int64)] + [
+            np.ascontiguousarray(x, dtype=np.float64) for x in columns[1:]
         ]
         n = len(cols[0])
         for name, col in zip(FIELDS, cols):
@@ -135,7 +150,7 @@ class Candles:
         return out
 
     @classmethod
-    def from_updates(cls, updates: Iterable[CandleUpdate], timeframe) -> "Candles":
+    def from_updates(cls, updates: Iterable[CandleUpdate], timeframe) -> Candles:
         out = cls(timeframe)
         for update in updates:
             out.apply(update)
@@ -179,7 +194,8 @@ class Candles:
     def __repr__(self) -> str:
         if not self._n:
             return f"Candles({self.timeframe.name}, empty)"
-        return f"Candles({self.timeframe.name}, {self._n} from {self._ts[0]} to {self._ts[self._n - 1]})"
+        return (f"Candles({self.timeframe.name}, {self._n} from {self._ts[0]} to "
+                f"{self._ts[self._n - 1]})")
 
     def row(self, i: int) -> CandleUpdate:
         if i < 0:
@@ -190,14 +206,14 @@ class Candles:
         return CandleUpdate(int(self._ts[i]), float(self._o[i]), float(self._h[i]),
                             float(self._l[i]), float(self._c[i]), float(self._v[i]), closed)
 
-    def slice(self, start: int, stop: int) -> "Candles":
+    def slice(self, start: int, stop: int) -> Candles:
         """A copy of rows ``start:stop``."""
         cols = [col[start:stop] for col in self.columns()]
         forming = not self.last_closed and stop >= self._n
-        return Candles.from_arrays(*cols, timeframe=self.timeframe, validate=False,
-                                   last_closed=not forming)
+        return Candles.from_columns(cols, self.timeframe, validate=False,
+                                    last_closed=not forming)
 
-    def copy(self) -> "Candles":
+    def copy(self) -> Candles:
         return self.slice(0, self._n)
 
     def index_of(self, ts_ms: int) -> int:
@@ -207,7 +223,7 @@ class Candles:
     # -- live updates --------------------------------------------------------------------
     def _grow(self) -> None:
         capacity = len(self._ts) * 2
-        for name in self.__slots__[2:8]:
+        for name in _COLUMN_SLOTS:
             old = getattr(self, name)
             new = np.empty(capacity, dtype=old.dtype)
             new[: self._n] = old[: self._n]
@@ -277,7 +293,7 @@ class Candles:
             raise CandleValidationError(row, "low", f"low {l} is above min(open, close)")
 
     # -- whole-series operations ---------------------------------------------------------
-    def merge(self, other: "Candles") -> "Candles":
+    def merge(self, other: Candles) -> Candles:
         """A new series with the candles of both; where both have a timestamp, ``other`` wins."""
         if other.timeframe != self.timeframe:
             raise WorkstationError(
@@ -288,8 +304,8 @@ class Candles:
             return other.copy()
         if other.ts[0] > self.ts[-1]:  # the common case: new candles after the old ones
             cols = [np.concatenate((a, b)) for a, b in zip(self.columns(), other.columns())]
-            return Candles.from_arrays(*cols, timeframe=self.timeframe, validate=False,
-                                       last_closed=other.last_closed)
+            return Candles.from_columns(cols, self.timeframe, validate=False,
+                                        last_closed=other.last_closed)
         cols = [np.concatenate((a, b)) for a, b in zip(self.columns(), other.columns())]
         order = np.argsort(cols[0], kind="stable")
         ts_sorted = cols[0][order]
@@ -298,10 +314,10 @@ class Candles:
         keep[:-1] = ts_sorted[1:] != ts_sorted[:-1]
         pick = order[keep]
         last_closed = other.last_closed if other.ts[-1] >= self.ts[-1] else self.last_closed
-        return Candles.from_arrays(*(col[pick] for col in cols), timeframe=self.timeframe,
-                                   validate=False, last_closed=last_closed)
+        return Candles.from_columns([col[pick] for col in cols], self.timeframe,
+                                    validate=False, last_closed=last_closed)
 
-    def resample(self, timeframe: "str | Timeframe") -> "Candles":
+    def resample(self, timeframe: str | Timeframe) -> Candles:
         """Aggregate into a coarser timeframe (first open, max high, min low, last close, sum
         volume). The last bucket is marked forming if it is not complete."""
         target = parse_timeframe(timeframe)

@@ -23,14 +23,15 @@ import difflib
 import json
 import logging
 import time
-from typing import AsyncIterator, Awaitable, Callable, Sequence, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TypeVar
 
 import ccxt
 import ccxt.async_support
 import ccxt.pro
 
 from ..errors import WorkstationError
-from .candles import CandleUpdate, Candles, CandleValidationError
+from .candles import Candles, CandleUpdate, CandleValidationError
 from .retry import RetryPolicy, call_with_retry, is_transient
 from .timeframes import Timeframe, parse_timeframe
 
@@ -148,10 +149,6 @@ class _CloseTracker:
             return [self._close(self.forming)]
         return []
 
-    def has_gap_before(self, ts: int) -> bool:
-        needed = self.next_needed()
-        return needed is not None and needed < ts
-
     def from_live(self, row: list) -> CandleUpdate:
         return self._form(row, live=True)
 
@@ -210,7 +207,7 @@ class CcxtFeed:
     timeframe; leaving always closes the exchange's connections.
     """
 
-    def __init__(self, exchange_id: str, symbol: str, timeframe: "str | Timeframe" = "1m", *,
+    def __init__(self, exchange_id: str, symbol: str, timeframe: str | Timeframe = "1m", *,
                  urls: dict | None = None, options: dict | None = None,
                  config: dict | None = None, retry: RetryPolicy = RetryPolicy(),
                  poll_interval: float = 2.0, clock: Callable[[], int] | None = None,
@@ -235,7 +232,7 @@ class CcxtFeed:
         self.exchange = exchange
 
     # -- lifecycle -----------------------------------------------------------------------
-    async def __aenter__(self) -> "CcxtFeed":
+    async def __aenter__(self) -> CcxtFeed:
         try:
             await self._open()
         except BaseException:
@@ -327,7 +324,7 @@ class CcxtFeed:
     def _to_candles(self, rows: list[list], last_closed: bool) -> Candles:
         cols = list(zip(*rows)) if rows else [()] * 6
         try:
-            return Candles.from_arrays(*cols, timeframe=self.timeframe, last_closed=last_closed)
+            return Candles.from_columns(cols, self.timeframe, last_closed=last_closed)
         except (CandleValidationError, TypeError, ValueError) as error:
             raise WorkstationError(f"{self.exchange_id} sent bad {self.symbol} "
                                    f"{self.timeframe.name} candles: {error}") from error
@@ -358,7 +355,8 @@ class CcxtFeed:
                     for update in await _unless_stopped(self._catch_up(tracker), stop):
                         yield update
                     if use_socket:
-                        async with contextlib.aclosing(self._watch(tracker, stop)) as updates:
+                        watching = self._watch(tracker, stop)
+                        async with contextlib.aclosing(watching) as updates:  # type: ignore[type-var]
                             async for update in updates:
                                 retries = 0
                                 yield update
@@ -387,7 +385,8 @@ class CcxtFeed:
         """REST: every candle from the first one still owed to the newest."""
         now = self._clock()
         newest = now - now % self.timeframe.ms
-        rows = await self._collect(tracker.next_needed(), newest, self._fetch_page)
+        owed = tracker.next_needed()  # None: nothing known yet, the newest candle is enough
+        rows = await self._collect(newest if owed is None else owed, newest, self._fetch_page)
         return tracker.from_rest(rows, now)
 
     async def _watch(self, tracker: _CloseTracker, stop) -> AsyncIterator[CandleUpdate]:
@@ -405,8 +404,8 @@ class CcxtFeed:
                     continue
                 for update in tracker.close_live_forming(ts):
                     yield update
-                if tracker.has_gap_before(ts):
-                    start = tracker.next_needed()
+                start = tracker.next_needed()
+                if start is not None and start < ts:  # a gap before this candle
                     filled = await _unless_stopped(
                         self._collect(start, ts - self.timeframe.ms, self._fetch_page), stop)
                     for update in tracker.from_gap_fill(filled, ts):

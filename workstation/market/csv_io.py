@@ -91,7 +91,7 @@ def _locate_bad_line(path: Path, lines: list[bytes], first_line: int, columns: l
     return f"{path}: could not parse the file"
 
 
-def read_candles_csv(path: "str | Path", timeframe: "str | Timeframe") -> Candles:
+def read_candles_csv(path: str | Path, timeframe: str | Timeframe) -> Candles:
     """Parse and validate a candle CSV (see the module docstring); raises ``CsvFormatError``."""
     path = Path(path)
     tf = parse_timeframe(timeframe)
@@ -103,9 +103,8 @@ def read_candles_csv(path: "str | Path", timeframe: "str | Timeframe") -> Candle
     first = lines[0].decode("utf-8", "replace").strip().split(",")
     if _is_number(first[0]):
         header_lines = 0
-        if len(first) >= 12:  # a Binance kline row: open_time,o,h,l,c,v,close_time,...
-            columns = [0, 1, 2, 3, 4, 5]
-        elif len(first) == 6:
+        # a Binance kline row: open_time,o,h,l,c,v,close_time,...
+        if len(first) >= 12 or len(first) == 6:
             columns = [0, 1, 2, 3, 4, 5]
         else:
             raise CsvFormatError(f"{path}: line 1: {len(first)} columns without a header; "
@@ -133,7 +132,7 @@ def read_candles_csv(path: "str | Path", timeframe: "str | Timeframe") -> Candle
     if problem is not None:
         raise CsvFormatError(f"{path}: line {problem.row + header_lines + 1}: "
                              f"{problem.field}: {problem.reason}")
-    return Candles.from_arrays(*cols, timeframe=tf, validate=False)
+    return Candles.from_columns(cols, tf, validate=False)
 
 
 def candles_to_csv_bytes(candles: Candles) -> bytes:
@@ -151,7 +150,7 @@ def candles_to_csv_bytes(candles: Candles) -> bytes:
     return out.getvalue().encode()
 
 
-def write_candles_csv(candles: Candles, path: "str | Path") -> Path:
+def write_candles_csv(candles: Candles, path: str | Path) -> Path:
     """Write the generic CSV (gzip if the name ends in .gz), replacing ``path`` atomically."""
     path = Path(path)
     data = candles_to_csv_bytes(candles)

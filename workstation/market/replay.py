@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
-from .candles import CandleUpdate, Candles
+from .candles import Candles, CandleUpdate
 
 
 def forming_ticks(candle: CandleUpdate, ticks: int) -> list[CandleUpdate]:

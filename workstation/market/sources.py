@@ -4,6 +4,8 @@ for another: a source with no data is an error that says what to do."""
 
 from __future__ import annotations
 
+import time
+import zlib
 from pathlib import Path
 
 from ..errors import WorkstationError
@@ -11,28 +13,35 @@ from ..paths import app_paths
 from .cache import CandleCache
 from .candles import Candles
 from .csv_io import read_candles_csv
-from .demo import DEMO_SYMBOL, demo_candles
+from .demo import DEMO_SYMBOL, DemoMarket, demo_anchor
 from .series import DEMO_SOURCE, SeriesKey
 from .timeframes import Timeframe, parse_timeframe
 
-DEMO_HISTORY = 20_000
+
+def demo_seed(symbol: str, timeframe: str | Timeframe) -> int:
+    """A stable seed per demo symbol and timeframe: each pair is its own reproducible market."""
+    name = f"{symbol.strip().upper()} {parse_timeframe(timeframe).name}"
+    return zlib.crc32(name.encode())
 
 
-def demo_seed(symbol: str) -> int:
-    """A stable seed per demo symbol, so each symbol is its own reproducible market."""
-    return sum((i + 1) * ord(ch) for i, ch in enumerate(symbol.upper())) % 2**31
+def demo_market(symbol: str | None, timeframe: str | Timeframe) -> DemoMarket:
+    """The demo market of ``symbol`` (default DEMO/USDT) on ``timeframe``, on the anchor kept
+    in the data dir (fixed at first use), so its candles are the same on every launch."""
+    tf = parse_timeframe(timeframe)
+    symbol = (symbol or DEMO_SYMBOL).strip().upper()
+    return DemoMarket(tf, anchor_ms=demo_anchor(app_paths().demo_anchor),
+                      seed=demo_seed(symbol, tf), symbol=symbol)
 
 
-def load_series(spec: str, symbol: str | None, timeframe: "str | Timeframe", *,
+def load_series(spec: str, symbol: str | None, timeframe: str | Timeframe, *,
                 max_candles: int | None = None, cache_path: Path | None = None
                 ) -> tuple[Candles, SeriesKey]:
     """Candles and their key for a source ``spec`` (see the module docstring)."""
     tf = parse_timeframe(timeframe)
     spec = spec.strip()
     if spec == DEMO_SOURCE:
-        symbol = symbol or DEMO_SYMBOL
-        candles = demo_candles(max_candles or DEMO_HISTORY, tf, seed=demo_seed(symbol))
-        return candles, SeriesKey(DEMO_SOURCE, symbol, tf)
+        market = demo_market(symbol, tf)
+        return market.history(int(time.time() * 1000), max_candles), market.key
     if not symbol:
         raise WorkstationError(f"--symbol is needed for source {spec!r}")
     if spec.startswith("csv:"):

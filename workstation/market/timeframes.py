@@ -27,7 +27,7 @@ class Timeframe:
         return self.name
 
 
-def parse_timeframe(value: "str | Timeframe") -> Timeframe:
+def parse_timeframe(value: str | Timeframe) -> Timeframe:
     """``"15m"`` -> ``Timeframe(900000, "15m")``; anything unsupported is a clear error."""
     if isinstance(value, Timeframe):
         return value

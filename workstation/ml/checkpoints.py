@@ -23,10 +23,17 @@ one save share a snapshot. One process at a time saves into a run.
 Loading verifies sizes and hashes before parsing anything, reads weights with safetensors and
 the training state with ``torch.load(weights_only=True)`` (a pickle that would run code is
 refused), and turns every failure into a :class:`CheckpointError` that names the file.
+
+The store also holds the rules about runs that the window and the command line share: which
+run can be resumed and how far it got (``resume_point``, ``newest_resumable``), whether a
+run has a checkpoint to predict with (``has_checkpoint``, ``newest_with_checkpoint``). Those
+read only ``meta.json`` and the pointers, so they work before torch is loaded; torch is
+imported by the functions that read or write tensors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -36,19 +43,21 @@ import re
 import secrets
 import shutil
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
-
-import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file as _load_safetensors
-from safetensors.torch import save_file as _save_safetensors
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..atomic import atomic_write_bytes, fsync_dir
 from ..errors import WorkstationError
 from ..paths import app_paths
+from .config import TradingTransformerConfig
+from .features import FeatureSpec
+from .targets import TargetSpec
+
+if TYPE_CHECKING:
+    import torch
 
 FORMAT = 1
 DEFAULT_MODEL = "transformer"
@@ -67,7 +76,7 @@ RUNTIME_CONFIG_FIELDS = frozenset({"dropout", "use_gradient_checkpointing"})
 class CheckpointError(WorkstationError):
     """A checkpoint that cannot be written or loaded; ``path`` is the file (or folder) at fault."""
 
-    def __init__(self, path: "str | os.PathLike", reason: str):
+    def __init__(self, path: str | os.PathLike, reason: str):
         self.path = Path(path)
         self.reason = reason
         super().__init__(f"checkpoint {self.path}: {reason}")
@@ -96,10 +105,24 @@ class LoadedCheckpoint:
         """Put the torch RNGs back where they were at the save, for an exact resume."""
         if not self.rng_state:
             return
+        import torch
+
         torch.set_rng_state(self.rng_state["cpu"])
         cuda = self.rng_state.get("cuda") or []
         if cuda and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
             torch.cuda.set_rng_state_all(cuda)
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where run ``run_id`` continues: ``epoch`` epochs and ``batch`` batches of the next one
+    done, ``step`` optimizer steps in all, of ``total_epochs`` planned."""
+
+    run_id: str
+    epoch: int
+    batch: int
+    step: int
+    total_epochs: int
 
 
 @dataclass(frozen=True)
@@ -120,6 +143,18 @@ class RunInfo:
 
 
 # -- file helpers ----------------------------------------------------------------------------
+def _save_safetensors(tensors: dict, filename: str, metadata: dict) -> None:
+    from safetensors.torch import save_file
+
+    save_file(tensors, filename, metadata=metadata)
+
+
+def _load_safetensors(filename: str, device: str) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(filename, device=device)
+
+
 def _fsync_file(path: Path) -> None:
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
@@ -137,15 +172,15 @@ def _folder_size(folder: Path) -> int:
     total = 0
     for root, _dirs, files in os.walk(folder):
         for name in files:
-            try:
+            with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                pass
     return total
 
 
 def _plain_problem(value: Any, where: str) -> str | None:
     """Where ``value`` holds something ``torch.load(weights_only=True)`` would refuse."""
+    import torch
+
     if value is None or isinstance(value, (bool, int, float, str, torch.Tensor, torch.dtype,
                                            torch.device, torch.Size)):
         return None
@@ -181,6 +216,8 @@ def _cpu_weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 
 def _rng_state() -> dict:
+    import torch
+
     state = {"cpu": torch.get_rng_state()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state["cuda"] = torch.cuda.get_rng_state_all()
@@ -190,6 +227,7 @@ def _rng_state() -> dict:
 def versions() -> dict[str, str]:
     import numpy
     import safetensors
+    import torch
 
     return {
         "workstation": __version__,
@@ -201,12 +239,12 @@ def versions() -> dict[str, str]:
 
 
 def _utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _created_from_run_id(run_id: str) -> str:
     stamp = _dt.datetime.strptime(run_id[:19], "%Y%m%d-%H%M%S-%f")
-    return stamp.replace(tzinfo=_dt.timezone.utc).isoformat(timespec="seconds")
+    return stamp.replace(tzinfo=_dt.UTC).isoformat(timespec="seconds")
 
 
 # -- the store -------------------------------------------------------------------------------
@@ -216,7 +254,7 @@ class CheckpointStore:
     _id_lock = threading.Lock()
     _last_stamp = ""
 
-    def __init__(self, root: "str | os.PathLike | None" = None, model: str = DEFAULT_MODEL):
+    def __init__(self, root: str | os.PathLike | None = None, model: str = DEFAULT_MODEL):
         if not _NAME.match(model):
             raise WorkstationError(f"bad model name {model!r}: use letters, digits, '_', '-', '.'")
         self.root = Path(root) if root is not None else app_paths().checkpoints_dir
@@ -227,7 +265,7 @@ class CheckpointStore:
     def new_run_id(self) -> str:
         """A fresh run id that sorts after every run id this store has (UTC time + random)."""
         with CheckpointStore._id_lock:
-            now = _dt.datetime.now(_dt.timezone.utc)
+            now = _dt.datetime.now(_dt.UTC)
             stamp = now.strftime("%Y%m%d-%H%M%S-") + f"{now.microsecond // 1000:03d}"
             newest = max([CheckpointStore._last_stamp] + [r[:19] for r in self.run_ids()])
             if stamp <= newest:
@@ -251,10 +289,78 @@ class CheckpointStore:
 
     def latest_run_id(self) -> str | None:
         """The newest run that has a ``latest`` checkpoint, or None."""
-        for run_id in reversed(self.run_ids()):
-            if (self.folder / run_id / "latest.json").is_file():
+        return self.newest_with_checkpoint()
+
+    def has_checkpoint(self, run_id: str, which: str = "latest") -> bool:
+        """Whether run ``run_id`` has a ``which`` (latest or best) checkpoint to load."""
+        return (self.run_dir(run_id) / f"{which}.json").is_file()
+
+    def newest_with_checkpoint(self, first: str | None = None) -> str | None:
+        """``first`` if it has a latest checkpoint, else the newest run that has one."""
+        for run_id in self._candidates(first):
+            if self.has_checkpoint(run_id):
                 return run_id
         return None
+
+    def resume_point(self, run_id: str) -> ResumePoint | None:
+        """Where a run would continue from its latest checkpoint; None if that checkpoint
+        has no resume position (a per-candle trained run); ``CheckpointError`` if the run
+        or its meta.json cannot be read."""
+        folder = self.snapshot_dir(run_id)
+        meta = read_meta(folder)
+        resume = meta.get("resume")
+        if resume is None:
+            return None
+        try:
+            epoch, batch = int(resume["epoch"]), int(resume["batch"])
+            step = int(meta["step"])
+            total = int((meta.get("train_config") or {})["epochs"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckpointError(folder / META_FILE,
+                                  f"unreadable resume position ({type(exc).__name__}: {exc})"
+                                  ) from None
+        return ResumePoint(run_id, epoch, batch, step, total)
+
+    def newest_resumable(self, first: str | None = None) -> ResumePoint | None:
+        """``first``'s resume point if it has one, else the newest run's that has one;
+        runs whose checkpoint cannot be read are passed over."""
+        for run_id in self._candidates(first):
+            try:
+                point = self.resume_point(run_id)
+            except CheckpointError:
+                continue
+            if point is not None:
+                return point
+        return None
+
+    def check_resumable(self, run_id: str, epochs: int | None) -> ResumePoint:
+        """The resume point of ``run_id`` if it can train on to ``epochs`` in total (None: the
+        run's own total); otherwise an error saying why."""
+        point = self.resume_point(run_id)
+        if point is None:
+            raise CheckpointError(self.snapshot_dir(run_id) / META_FILE,
+                                  "has no resume position (a per-candle trained run cannot "
+                                  "be resumed; start a new run)")
+        total = point.total_epochs if epochs is None else int(epochs)
+        if point.epoch >= total:
+            done = f"{point.epoch} epoch" + ("s" if point.epoch != 1 else "")
+            raise WorkstationError(f"run {run_id} has already trained {done}; raise the total "
+                                   f"epochs (Epochs, --epochs) above {point.epoch} to "
+                                   f"continue it")
+        return point
+
+    def settings(self, run_id: str, which: str = "latest") -> RunSettings:
+        """The model, feature and target settings of a run's ``which`` checkpoint (no
+        torch): what a prediction with it needs to know before loading the weights."""
+        folder = self.snapshot_dir(run_id, which)
+        return settings_from_meta(read_meta(folder), folder / META_FILE)
+
+    def _candidates(self, first: str | None) -> list[str]:
+        ids = list(reversed(self.run_ids()))
+        if first is not None and first in ids:
+            ids.remove(first)
+            ids.insert(0, first)
+        return ids
 
     # save
     def save(self, run_id: str, model: torch.nn.Module, optimizer=None, scheduler=None,
@@ -265,6 +371,8 @@ class CheckpointStore:
         ``provenance``, ``metrics``, ``step``, ``epoch`` ...); the store adds the run id, model
         name, time, versions and file hashes. Returns the snapshot folder.
         """
+        import torch
+
         run = self.run_dir(run_id)
         meta = dict(meta or {})
         step = int(meta.get("step", 0))
@@ -357,7 +465,10 @@ class CheckpointStore:
 
     def snapshot_dir(self, run_id: str, which: str = "latest") -> Path:
         run = self.run_dir(run_id)
-        return run / SNAPSHOTS / self._pointer(run, which)
+        name = self._pointer(run, which)
+        if name is None:  # only with missing_ok; kept for the type checker
+            raise CheckpointError(run / f"{which}.json", f"run has no {which} checkpoint")
+        return run / SNAPSHOTS / name
 
     def _current(self, run_id: str, which: str, read):
         """``read(snapshot folder)``, again if a concurrent save replaced the snapshot."""
@@ -410,7 +521,7 @@ class CheckpointStore:
         return len(runs), sum(self.delete_run(r) for r in runs)
 
 
-def model_stores(root: "str | os.PathLike | None" = None) -> list[CheckpointStore]:
+def model_stores(root: str | os.PathLike | None = None) -> list[CheckpointStore]:
     """One store per model folder under ``root`` (default: the data dir's ``checkpoints``)."""
     root = Path(root) if root is not None else app_paths().checkpoints_dir
     if not root.is_dir():
@@ -437,6 +548,26 @@ def read_meta(folder: Path) -> dict:
     return meta
 
 
+RunSettings = tuple[TradingTransformerConfig, FeatureSpec, TargetSpec]
+
+
+def settings_from_meta(meta: dict, path: Path) -> RunSettings:
+    """Model config, feature and target settings a snapshot's meta.json (``path``) records,
+    checked to fit together and this Workstation; no torch."""
+    try:
+        settings = (TradingTransformerConfig.from_dict(meta["config"]),
+                    FeatureSpec.from_dict(meta["features"]), TargetSpec.from_dict(meta["targets"]))
+    except KeyError as exc:
+        raise CheckpointError(path, f"has no {exc.args[0]!r} settings") from None
+    except (WorkstationError, TypeError) as exc:
+        raise CheckpointError(path, f"incompatible settings: {exc}") from None
+    if settings[0].n_features != settings[1].n_features:
+        raise CheckpointError(path, f"incompatible settings: the model takes "
+                                    f"{settings[0].n_features} features, this Workstation "
+                                    f"computes {settings[1].n_features}")
+    return settings
+
+
 def _verify(folder: Path, meta: dict, name: str) -> Path:
     path = folder / name
     expected = meta["files"].get(name) if isinstance(meta["files"], dict) else None
@@ -454,8 +585,11 @@ def _verify(folder: Path, meta: dict, name: str) -> Path:
     return path
 
 
-def load_snapshot(folder: "str | os.PathLike", *, map_location="cpu") -> LoadedCheckpoint:
+def load_snapshot(folder: str | os.PathLike, *, map_location="cpu") -> LoadedCheckpoint:
     """Verify and read one snapshot folder (see the module docstring)."""
+    import torch
+    from safetensors import SafetensorError
+
     folder = Path(folder)
     meta = read_meta(folder)
     weights_path = _verify(folder, meta, WEIGHTS_FILE)
@@ -511,6 +645,8 @@ def weight_problems(model: torch.nn.Module, weights: dict[str, torch.Tensor]) ->
 
 def apply_weights(model: torch.nn.Module, loaded: LoadedCheckpoint) -> None:
     """Load the checkpoint's weights into ``model``, or say precisely why they do not fit."""
+    import torch
+
     problems = weight_problems(model, loaded.weights)
     if problems:
         raise CheckpointError(loaded.path / WEIGHTS_FILE,

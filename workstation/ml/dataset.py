@@ -19,7 +19,7 @@ import torch
 
 from ..errors import WorkstationError
 from .features import N_FEATURES, FeatureSpec, make_features
-from .targets import TargetSpec, Targets, make_targets
+from .targets import Targets, TargetSpec, make_targets
 
 
 @dataclass
@@ -45,7 +45,7 @@ class TrainingData:
     @classmethod
     def from_candles(cls, candles, *, actions: np.ndarray | None = None,
                      feature_spec: FeatureSpec | None = None,
-                     target_spec: TargetSpec | None = None) -> "TrainingData":
+                     target_spec: TargetSpec | None = None) -> TrainingData:
         """Features and targets of ``candles``; ``actions`` (per candle, -1 = none) from
         annotations, or None for a masked action head."""
         feature_spec = feature_spec or FeatureSpec()

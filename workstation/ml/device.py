@@ -1,52 +1,78 @@
-"""Which device to compute on, how much memory it uses, and per-thread torch setup."""
+"""Compute devices: which to use, listing and warming them up, per-thread torch setup, and
+sampling their memory and utilisation.
+
+Importing this module does not import torch (the window shows device gauges and a device
+picker before torch has loaded); each function that needs torch imports it. ``warm_up``
+imports torch and the training stack and takes one step on the default device, off the GUI
+thread: the first CUDA call stalls its thread for 30-200 ms and the first AdamW imports
+``torch._dynamo`` (about a second), which must not happen while a run starts.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import psutil
-import torch
 
 from ..errors import WorkstationError
+from .config import CPU_THREADS
 
-# Training leaves a core to the GUI: 16 intra-op threads pushed GUI jitter p99 to 4.5 ms, two
-# gave 0.26 ms; on a 2-core machine one thread is also 2-6x faster under load than two.
-CPU_THREADS = max(1, min(2, (os.cpu_count() or 2) - 1))
+if TYPE_CHECKING:
+    import torch
+
 _MB = 1024.0 * 1024.0
 
 
-def resolve_device(spec: "str | torch.device" = "auto") -> torch.device:
+@dataclass(frozen=True)
+class DeviceChoice:
+    """One entry of a device picker: ``spec`` is what ``resolve_device`` takes."""
+
+    spec: str
+    label: str
+    total_mb: float | None
+
+
+def check_device_spec(spec: str) -> str:
+    """``spec`` normalised if it is a device name this app takes (auto, cpu, cuda, cuda:N),
+    else an error; whether the device is there is ``resolve_device``'s question (torch)."""
+    text = str(spec).strip().lower()
+    if text in ("auto", "cpu", "cuda"):
+        return text
+    if text.startswith("cuda:") and text[5:].isdigit():
+        return text
+    raise WorkstationError(f"unknown device {spec!r}; use auto, cpu, cuda or cuda:N")
+
+
+def resolve_device(spec: str | torch.device = "auto") -> torch.device:
     """``auto`` (CUDA if present, else CPU), ``cpu``, ``cuda`` or ``cuda:i``; a device that is
     not there is an error, never a silent fallback."""
-    if isinstance(spec, torch.device):
-        spec = str(spec)
-    spec = spec.strip().lower()
+    import torch
+
+    spec = check_device_spec(str(spec))
     if spec == "auto":  # the first GPU; no CUDA context is created here
         return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
-    try:
-        device = torch.device(spec)
-    except RuntimeError:
-        raise WorkstationError(f"unknown device {spec!r}; use auto, cpu, cuda or cuda:N") from None
+    device = torch.device(spec)
     if device.type == "cpu":
         return device
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise WorkstationError(f"device {spec!r} asked for, but this torch "
-                                   f"({torch.__version__}) sees no CUDA GPU")
-        index = 0 if device.index is None else device.index
-        if index >= torch.cuda.device_count():
-            raise WorkstationError(f"device {spec!r} asked for, but there are only "
-                                   f"{torch.cuda.device_count()} CUDA devices")
-        return torch.device("cuda", index)
-    raise WorkstationError(f"device type {device.type!r} is not supported; use cpu or cuda")
+    if not torch.cuda.is_available():
+        raise WorkstationError(f"device {spec!r} asked for, but this torch "
+                               f"({torch.__version__}) sees no CUDA GPU")
+    index = 0 if device.index is None else device.index
+    if index >= torch.cuda.device_count():
+        raise WorkstationError(f"device {spec!r} asked for, but there are only "
+                               f"{torch.cuda.device_count()} CUDA devices")
+    return torch.device("cuda", index)
 
 
 def prepare_thread(device: torch.device, cpu_threads: int = CPU_THREADS) -> None:
     """Set up the calling thread to compute on ``device``. Grad mode and the current CUDA
     device are per thread, so a worker must call this itself; on CPU the intra-op thread
     count (process-wide) is kept low so that a GUI stays smooth."""
+    import torch
+
     torch.set_grad_enabled(True)
     if device.type == "cuda":
         torch.cuda.set_device(device)
@@ -56,9 +82,70 @@ def prepare_thread(device: torch.device, cpu_threads: int = CPU_THREADS) -> None
 
 def synchronize(device: torch.device) -> None:
     if device.type == "cuda":
+        import torch
+
         torch.cuda.synchronize(device)
 
 
+def describe(device: torch.device) -> str:
+    """``cuda:0 (NVIDIA H200, 139.8 GiB)`` or ``cpu (16 threads of 32 cores)``."""
+    import torch
+
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        return f"{device} ({props.name}, {props.total_memory / 2**30:.1f} GiB)"
+    return f"cpu ({torch.get_num_threads()} threads of {os.cpu_count()} cores)"
+
+
+def list_devices() -> list[DeviceChoice]:
+    """Each CUDA device by name, then the CPU (imports torch: call it off the GUI thread)."""
+    import torch
+
+    out = []
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(i)
+            out.append(DeviceChoice(f"cuda:{i}", f"cuda:{i} — {props.name} "
+                                                 f"({props.total_memory / 2**30:.1f} GiB)",
+                                    props.total_memory / 2**20))
+    out.append(DeviceChoice("cpu", f"CPU ({os.cpu_count()} cores)", None))
+    return out
+
+
+def training_step(device: torch.device) -> None:
+    """One optimizer step of a tiny model on ``device``, the way the trainer takes it."""
+    import torch
+
+    from .config import preset_config
+    from .model import TradingTransformer
+
+    prepare_thread(device)
+    model = TradingTransformer(preset_config("tiny", seq_len=16)).to(device)
+    fused = {"fused": True} if device.type == "cuda" else {"foreach": True}
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, **fused)
+    x = torch.randn(2, 16, model.config.n_features, device=device)
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        out = model(x)
+    (out.candle_logits.float().square().mean() + out.return_mean.float().square().mean()
+     ).backward()
+    torch.nn.utils.clip_grad_norm_(list(model.parameters()), 1.0, foreach=True)
+    optimizer.step()
+    synchronize(device)
+
+
+def warm_up() -> list[DeviceChoice]:
+    """Import the training stack, list the devices and take a first step on the default one
+    (see the module docstring)."""
+    import torch
+
+    from . import checkpoints, online, trainer  # noqa: F401 - loaded here, off the GUI thread
+
+    devices = list_devices()
+    training_step(torch.device(devices[0].spec))
+    return devices
+
+
+# -- memory and utilisation ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class MemoryStats:
     """Memory in MiB. On CUDA: allocated/reserved/peak by the torch allocator, total of the
@@ -84,9 +171,12 @@ def _peak_rss_bytes() -> int | None:
     return peak if sys.platform == "darwin" else peak * 1024  # macOS: bytes, Linux: KiB
 
 
-def memory_stats(device: torch.device) -> MemoryStats:
-    if device.type == "cuda":
-        free, total = torch.cuda.mem_get_info(device)
+def memory_stats(device: torch.device | str) -> MemoryStats:
+    """Counters only (no device synchronisation): cheap enough for a GUI timer."""
+    if str(device).startswith("cuda"):
+        import torch
+
+        _free, total = torch.cuda.mem_get_info(device)
         return MemoryStats(
             device=str(device),
             allocated_mb=torch.cuda.memory_allocated(device) / _MB,
@@ -94,12 +184,13 @@ def memory_stats(device: torch.device) -> MemoryStats:
             peak_mb=torch.cuda.max_memory_allocated(device) / _MB,
             total_mb=total / _MB,
         )
+    rss = psutil.Process(os.getpid()).memory_info().rss
     peak = _peak_rss_bytes()
     return MemoryStats(
         device="cpu",
-        allocated_mb=psutil.Process(os.getpid()).memory_info().rss / _MB,
+        allocated_mb=rss / _MB,
         reserved_mb=None,
-        peak_mb=None if peak is None else peak / _MB,
+        peak_mb=None if peak is None else max(peak, rss) / _MB,
         total_mb=psutil.virtual_memory().total / _MB,
     )
 
@@ -107,12 +198,33 @@ def memory_stats(device: torch.device) -> MemoryStats:
 def reset_peak_memory(device: torch.device) -> None:
     """Start a new peak measurement (CUDA only; the CPU peak RSS cannot be reset)."""
     if device.type == "cuda":
+        import torch
+
         torch.cuda.reset_peak_memory_stats(device)
 
 
-def describe(device: torch.device) -> str:
-    """``cuda:0 (NVIDIA H200, 139.8 GiB)`` or ``cpu (16 threads of 32 cores)``."""
-    if device.type == "cuda":
-        props = torch.cuda.get_device_properties(device)
-        return f"{device} ({props.name}, {props.total_memory / 2**30:.1f} GiB)"
-    return f"cpu ({torch.get_num_threads()} threads of {os.cpu_count()} cores)"
+class UtilisationSampler:
+    """How busy a device is, in percent: the process's share of all CPU cores, or the GPU's
+    utilisation from NVML (``nvidia-ml-py``, optional: None when it cannot be read)."""
+
+    def __init__(self):
+        self._process = psutil.Process(os.getpid())
+        self._process.cpu_percent(None)  # starts the first interval
+        self.gpu_error: str | None = None
+
+    def restart(self) -> None:
+        """Start a new CPU measurement interval (before the first sample of a run)."""
+        self._process.cpu_percent(None)
+
+    def sample(self, device: str) -> float | None:
+        if not str(device).startswith("cuda"):
+            return self._process.cpu_percent(None) / (os.cpu_count() or 1)
+        if self.gpu_error is not None:
+            return None
+        import torch
+
+        try:
+            return float(torch.cuda.utilization(device))
+        except Exception as exc:  # noqa: BLE001 - NVML is optional; say why, once
+            self.gpu_error = f"{type(exc).__name__}: {exc}"
+            return None

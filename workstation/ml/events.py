@@ -1,13 +1,17 @@
-"""What a training run reports, as typed events (plain data, safe to pass between threads).
+"""What training and live mode report, as typed events (plain data, safe to pass between
+threads; importing them does not import torch, so the window dispatches on their types).
 
 A run emits ``RunStarted``, then ``BatchEnd`` every ``log_every`` steps, ``EpochEnd`` and
 ``CheckpointSaved`` after each epoch, and ends with exactly one ``Finished`` or ``Failed``.
-A metric that has no data is ``None`` (shown as "—"), never 0.
+Live mode (``live.LiveSession``) emits ``LiveReady``, a ``LiveStep`` per processed candle,
+``LiveSaved`` if it trained, and ends with ``LiveEnded`` or ``Failed``. A metric that has no
+data is ``None`` (shown as "—"), never 0.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from .device import MemoryStats
 
@@ -126,3 +130,40 @@ class Failed(Event):
     @property
     def ok(self) -> bool:
         return False
+
+
+# -- live mode ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LiveReady:
+    """The online learner is built: ``history`` closed candles before the newest unprocessed
+    one are all it needs to see."""
+
+    source_run: str | None
+    device: str
+    train: bool
+    history: int
+    seq_len: int
+    trend_horizon: int
+
+
+@dataclass(frozen=True)
+class LiveStep:
+    """One ``online.OnlineStep`` of the learner, on the series of ``generation``."""
+
+    generation: int
+    step: Any
+
+
+@dataclass(frozen=True)
+class LiveSaved:
+    """The per-candle-trained model was saved as run ``run_id``."""
+
+    run_id: str
+    path: str
+    steps: int
+
+
+@dataclass(frozen=True)
+class LiveEnded:
+    steps: int
+    predictions: int

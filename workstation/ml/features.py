@@ -21,12 +21,13 @@ A series that starts ``spec.warmup`` or more candles before ``t`` gives exactly 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..errors import WorkstationError
+from .settings import settings_from_dict
 
 FEATURE_NAMES = (
     "open_ret", "high_ret", "low_ret", "close_ret", "range",
@@ -79,17 +80,13 @@ class FeatureSpec:
         return dict(asdict(self), names=list(FEATURE_NAMES))
 
     @classmethod
-    def from_dict(cls, data: dict) -> "FeatureSpec":
+    def from_dict(cls, data: dict) -> FeatureSpec:
         """Inverse of ``to_dict``; a checkpoint from other features is a clear error."""
         names = data.get("names")
         if names is not None and tuple(names) != FEATURE_NAMES:
             raise WorkstationError(f"these features ({', '.join(names)}) differ from the ones "
                                    f"this Workstation computes ({', '.join(FEATURE_NAMES)})")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known - {"names"})
-        if unknown:
-            raise WorkstationError(f"unknown feature settings: {', '.join(unknown)}")
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return settings_from_dict(cls, data, "feature settings", frozenset({"names"}))
 
 
 def trailing_mean(x: np.ndarray, window: int) -> np.ndarray:

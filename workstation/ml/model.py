@@ -14,79 +14,16 @@ preserve_rng_state=True`` so that dropout draws the same masks when recomputed.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from ..errors import WorkstationError
-from .features import N_FEATURES
-from .targets import ACTIONS
+from .config import TradingTransformerConfig
 
 LOGVAR_MIN, LOGVAR_MAX = -12.0, 16.0  # bps^2: from 0.0025 bps to 55 % standard deviation
-
-
-@dataclass(frozen=True)
-class TradingTransformerConfig:
-    d_model: int = 256
-    n_heads: int = 8
-    n_layers: int = 4
-    d_ff: int = 1024
-    seq_len: int = 200
-    n_features: int = N_FEATURES
-    dropout: float = 0.1
-    use_gradient_checkpointing: bool = False
-    use_uncertainty_estimation: bool = True
-    n_candle_classes: int = 3
-    n_trend_classes: int = 3
-    n_actions: int = len(ACTIONS)
-
-    def __post_init__(self) -> None:
-        for name in ("d_model", "n_heads", "n_layers", "d_ff", "seq_len", "n_features",
-                     "n_candle_classes", "n_trend_classes", "n_actions"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise WorkstationError(f"model setting {name} must be a positive integer, "
-                                       f"got {value!r}")
-        if self.d_model % self.n_heads:
-            raise WorkstationError(f"d_model {self.d_model} is not divisible by n_heads "
-                                   f"{self.n_heads}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise WorkstationError(f"dropout must be in [0, 1), got {self.dropout!r}")
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_heads
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "TradingTransformerConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise WorkstationError(f"unknown model settings: {', '.join(unknown)}")
-        return cls(**data)
-
-
-# ``tiny`` runs without dropout: on CPU, dropout in attention forces the unfused math kernel
-# and costs 3.3x the step time (measured, 2 cores), and a model this small does not overfit.
-PRESETS: dict[str, TradingTransformerConfig] = {
-    "tiny": TradingTransformerConfig(d_model=32, n_heads=2, n_layers=2, d_ff=64, dropout=0.0),
-    "small": TradingTransformerConfig(d_model=128, n_heads=4, n_layers=4, d_ff=512),
-    "base": TradingTransformerConfig(d_model=512, n_heads=8, n_layers=6, d_ff=2048),
-    "large": TradingTransformerConfig(d_model=1024, n_heads=16, n_layers=8, d_ff=4096),
-}
-
-
-def preset_config(name: str, **overrides) -> TradingTransformerConfig:
-    """A preset with some fields replaced (``None`` values are ignored)."""
-    if name not in PRESETS:
-        raise WorkstationError(f"unknown model preset {name!r}; use one of {', '.join(PRESETS)}")
-    return replace(PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})
 
 
 @dataclass

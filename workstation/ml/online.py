@@ -36,11 +36,19 @@ import numpy as np
 import torch
 
 from ..errors import WorkstationError
-from .checkpoints import (LoadedCheckpoint, apply_weights, config_differences,
-                          weight_problems)
+from .checkpoints import (
+    META_FILE,
+    LoadedCheckpoint,
+    RunSettings,
+    apply_weights,
+    config_differences,
+    settings_from_meta,
+    weight_problems,
+)
+from .config import TradingTransformerConfig
 from .dataset import DeviceSeries, TrainingData
 from .features import FeatureSpec, make_features
-from .model import TradingTransformer, TradingTransformerConfig
+from .model import TradingTransformer
 from .ownership import claim
 from .targets import CANDLE_CLASSES, HEADS, TREND_CLASSES, TargetSpec, direction, make_targets
 from .trainer import compute_loss, head_weights
@@ -171,7 +179,7 @@ class Predictor:
     """An inference-only ``TradingTransformer`` and the settings its inputs are made with."""
 
     def __init__(self, config: TradingTransformerConfig, feature_spec: FeatureSpec,
-                 target_spec: TargetSpec, device: "torch.device | str" = "cpu"):
+                 target_spec: TargetSpec, device: torch.device | str = "cpu"):
         self.config = config
         self.feature_spec = feature_spec
         self.target_spec = target_spec
@@ -180,8 +188,8 @@ class Predictor:
         self.model.requires_grad_(False)
 
     @classmethod
-    def from_checkpoint(cls, loaded: LoadedCheckpoint, device: "torch.device | str" = "cpu"
-                        ) -> "Predictor":
+    def from_checkpoint(cls, loaded: LoadedCheckpoint, device: torch.device | str = "cpu"
+                        ) -> Predictor:
         """A predictor with the model, features and targets a checkpoint was trained with."""
         config, features, targets = settings_of(loaded)
         predictor = cls(config, features, targets, device)
@@ -219,24 +227,9 @@ class Predictor:
                           return_std_bps=std, ghost=ghost, confidence=float(candle.max()))
 
 
-def settings_of(loaded: LoadedCheckpoint) -> tuple[TradingTransformerConfig, FeatureSpec,
-                                                    TargetSpec]:
-    """Model config, feature and target settings recorded in a checkpoint's meta."""
-    from .checkpoints import META_FILE, CheckpointError
-
-    meta, path = loaded.meta, loaded.path / META_FILE
-    try:
-        settings = (TradingTransformerConfig.from_dict(meta["config"]),
-                    FeatureSpec.from_dict(meta["features"]), TargetSpec.from_dict(meta["targets"]))
-    except KeyError as exc:
-        raise CheckpointError(path, f"has no {exc.args[0]!r} settings") from None
-    except (WorkstationError, TypeError) as exc:
-        raise CheckpointError(path, f"incompatible settings: {exc}") from None
-    if settings[0].n_features != settings[1].n_features:
-        raise CheckpointError(path, f"incompatible settings: the model takes "
-                                    f"{settings[0].n_features} features, this Workstation "
-                                    f"computes {settings[1].n_features}")
-    return settings
+def settings_of(loaded: LoadedCheckpoint) -> RunSettings:
+    """Model config, feature and target settings recorded in a loaded checkpoint."""
+    return settings_from_meta(loaded.meta, loaded.path / META_FILE)
 
 
 # -- the online learner ----------------------------------------------------------------------
@@ -276,9 +269,9 @@ class OnlineLearner:
     def __init__(self, config: TradingTransformerConfig | None = None,
                  target_spec: TargetSpec | None = None, *,
                  feature_spec: FeatureSpec | None = None,
-                 weights: "LoadedCheckpoint | dict[str, torch.Tensor] | None" = None,
+                 weights: LoadedCheckpoint | dict[str, torch.Tensor] | None = None,
                  model: TradingTransformer | None = None,
-                 device: "torch.device | str" = "cpu", lr: float = 1e-4,
+                 device: torch.device | str = "cpu", lr: float = 1e-4,
                  weight_decay: float = 0.01, grad_clip: float = 1.0, replay_size: int = 15,
                  replay_window: int = 512, train: bool = True, average_window: int = 100,
                  seed: int = 0):
@@ -380,7 +373,7 @@ class OnlineLearner:
         newest = int(ts[-1])
         if self._last_ts is None:
             new = 1
-        elif newest == self._last_ts:
+        elif newest == self._last_ts and self._prediction is not None:
             return OnlineStep(newest, 0, 0, self._prediction, (), None, self.averages())
         else:
             at = int(np.searchsorted(ts, self._last_ts))

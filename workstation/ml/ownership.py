@@ -23,7 +23,7 @@ class ModelOwnershipError(WorkstationError):
 
 
 _lock = threading.Lock()
-_claims: "weakref.WeakKeyDictionary[nn.Module, ModelClaim]" = weakref.WeakKeyDictionary()
+_claims: weakref.WeakKeyDictionary[nn.Module, ModelClaim] = weakref.WeakKeyDictionary()
 
 
 class ModelClaim:
@@ -54,7 +54,7 @@ class ModelClaim:
                 del _claims[model]
             self.released = True
 
-    def __enter__(self) -> "ModelClaim":
+    def __enter__(self) -> ModelClaim:
         return self
 
     def __exit__(self, *exc) -> None:

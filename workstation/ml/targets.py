@@ -14,11 +14,12 @@ annotation are masked: classes hold ``MASKED`` (-1) and returns hold NaN. Nothin
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from ..errors import WorkstationError
+from .settings import settings_from_dict
 
 CANDLE_CLASSES = ("down", "flat", "up")
 TREND_CLASSES = ("down", "flat", "up")
@@ -68,12 +69,8 @@ class TargetSpec:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TargetSpec":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise WorkstationError(f"unknown target settings: {', '.join(unknown)}")
-        return cls(**data)
+    def from_dict(cls, data: dict) -> TargetSpec:
+        return settings_from_dict(cls, data, "target settings")
 
 
 @dataclass
@@ -112,7 +109,7 @@ class Targets:
         total = int(counts.sum())
         return float(counts.max()) / total if total else None
 
-    def slice(self, start: int, stop: int) -> "Targets":
+    def slice(self, start: int, stop: int) -> Targets:
         return Targets(self.candle[start:stop], self.trend[start:stop],
                        self.action[start:stop], self.next_return_bps[start:stop])
 

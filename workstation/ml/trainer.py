@@ -29,62 +29,40 @@ import threading
 import time
 import traceback
 import uuid
-from dataclasses import asdict, dataclass, fields
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ..errors import WorkstationError
-from .dataset import DeviceSeries, TimeSplit, TrainingData, WindowBatch, WindowSampler, split_by_time
-from .device import CPU_THREADS, describe, memory_stats, prepare_thread, resolve_device
-from .events import (BatchEnd, CheckpointSaved, EpochEnd, Event, Failed, Finished, RunStarted,
-                     SplitMetrics)
-from .model import ModelOutput, TradingTransformer, TradingTransformerConfig
-from .ownership import claim
+from ..market.series import SeriesKey
+from .config import TradingTransformerConfig, TrainConfig
+from .dataset import (
+    DeviceSeries,
+    TimeSplit,
+    TrainingData,
+    WindowBatch,
+    WindowSampler,
+    split_by_time,
+)
+from .device import describe, memory_stats, prepare_thread, resolve_device
+from .events import (
+    BatchEnd,
+    CheckpointSaved,
+    EpochEnd,
+    Event,
+    Failed,
+    Finished,
+    RunStarted,
+    SplitMetrics,
+)
+from .model import ModelOutput, TradingTransformer
+from .ownership import ModelClaim, claim
 from .targets import CLASS_HEADS, HEADS, TargetSpec
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    epochs: int = 10
-    batch_size: int = 64
-    lr: float = 3e-4
-    min_lr_ratio: float = 0.1       # cosine decays to lr * min_lr_ratio
-    warmup_steps: int = 100
-    weight_decay: float = 0.01
-    beta1: float = 0.9
-    beta2: float = 0.95
-    grad_clip: float = 1.0
-    val_fraction: float = 0.1
-    window_stride: int | None = None  # None: seq_len (windows of an epoch do not overlap)
-    log_every: int = 20
-    seed: int = 0
-    cpu_threads: int = CPU_THREADS
-    mixed_precision: bool = True  # bf16 autocast on CUDA (the CPU always trains in fp32)
-
-    def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "log_every"):
-            if int(getattr(self, name)) < 1:
-                raise WorkstationError(f"{name} must be >= 1, got {getattr(self, name)!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise WorkstationError(f"learning rate must be a positive number, got {self.lr!r}")
-        if self.warmup_steps < 0 or not self.grad_clip > 0:
-            raise WorkstationError("warmup_steps must be >= 0 and grad_clip > 0")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "TrainConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise WorkstationError(f"unknown training settings: {', '.join(unknown)}")
-        return cls(**data)
 
 
 # -- loss -------------------------------------------------------------------------------------
@@ -118,7 +96,7 @@ def _class_terms(logits: torch.Tensor, target: torch.Tensor):
     return summed, valid.sum(), correct
 
 
-def head_weights(spec: TargetSpec, device: "torch.device | str") -> torch.Tensor:
+def head_weights(spec: TargetSpec, device: torch.device | str) -> torch.Tensor:
     """The loss weights of ``HEADS`` as a tensor on ``device`` (make it once, not per step:
     a host-to-device copy would sync)."""
     return torch.tensor([spec.weight(h) for h in HEADS], dtype=torch.float32, device=device)
@@ -193,22 +171,26 @@ class _Stopped(Exception):
 
 # -- the trainer ------------------------------------------------------------------------------
 class Trainer:
-    """See the module docstring. ``checkpoints`` is a ``CheckpointStore`` (or None: nothing is
-    saved); ``resume_from`` a ``LoadedCheckpoint`` of the same model, features, targets and
-    data provenance, from which the run continues at the same step, epoch, batch, learning
-    rate and RNG state."""
+    """See the module docstring. ``series`` is the series the data is (its key and its
+    ``provenance`` text go into every checkpoint; data that is not a named series gives a
+    ``provenance`` text instead). ``checkpoints`` is a ``CheckpointStore`` (or None: nothing
+    is saved); ``resume_from`` a ``LoadedCheckpoint`` of the same model, features, targets and
+    series, from which the run continues at the same step, epoch, batch, learning rate and
+    RNG state."""
 
     def __init__(self, model_config: TradingTransformerConfig, train_config: TrainConfig,
-                 data: TrainingData, device: "torch.device | str", *,
+                 data: TrainingData, device: torch.device | str, *,
                  on_event: Callable[[Event], None], stop: threading.Event,
-                 checkpoints=None, run_id: str | None = None, provenance: str,
-                 resume_from=None):
+                 checkpoints=None, run_id: str | None = None, series: SeriesKey | None = None,
+                 provenance: str | None = None, resume_from=None):
         if model_config.n_features != data.features.shape[1]:
             raise WorkstationError(f"model expects {model_config.n_features} features, data "
                                    f"has {data.features.shape[1]}")
+        provenance = series.provenance if series is not None else provenance
         if not provenance or not str(provenance).strip():
             raise WorkstationError("training data needs a provenance (where the candles came "
                                    "from)")
+        self.series_key = series
         self.model_config = model_config
         self.train_config = train_config
         self.data = data
@@ -226,6 +208,7 @@ class Trainer:
                       else f"unsaved-{uuid.uuid4().hex[:8]}")
         self.run_id = run_id
         self.model: TradingTransformer | None = None  # built by run(), on its thread
+        self._claim: ModelClaim | None = None
         self.split: TimeSplit = split_by_time(
             len(data), model_config.seq_len, train_config.val_fraction,
             gap=model_config.seq_len + data.target_spec.horizon)
@@ -256,7 +239,11 @@ class Trainer:
             problems.append("feature settings differ")
         if meta.get("targets") != self.data.target_spec.to_dict():
             problems.append("target settings differ")
-        if meta.get("provenance") != self.provenance:
+        saved_series = meta.get("series")
+        if self.series_key is not None and saved_series is not None:
+            if saved_series != self.series_key.to_dict():
+                problems.append(f"data: {meta.get('provenance')!r} -> {self.provenance!r}")
+        elif meta.get("provenance") != self.provenance:
             problems.append(f"data: {meta.get('provenance')!r} -> {self.provenance!r}")
         if "resume" not in meta:
             problems.append("the checkpoint has no resume position")
@@ -285,6 +272,12 @@ class Trainer:
                 self._claim.release()
 
     # -- setup ---------------------------------------------------------------------------------
+    def _net(self) -> TradingTransformer:
+        """The model ``_setup`` built (this run's, on this thread)."""
+        if self.model is None:
+            raise WorkstationError("the trainer has no model before run() builds it")
+        return self.model
+
     def _setup(self) -> None:
         bad = self.data.first_nonfinite_row()
         if bad is not None:
@@ -310,7 +303,7 @@ class Trainer:
             self.optimizer, lambda step: lr_factor(step, warmup, total, ratio))
         self.series = DeviceSeries(self.data, device)
         self._weights = head_weights(self.data.target_spec, device)
-        self._params = [p for p in model.parameters()]
+        self._params = list(model.parameters())
         if self.resume_from is not None:
             self._restore(self.resume_from)
         else:
@@ -332,7 +325,7 @@ class Trainer:
     def _restore(self, loaded) -> None:
         from .checkpoints import apply_weights
 
-        apply_weights(self.model, loaded)
+        apply_weights(self._net(), loaded)
         if loaded.optimizer_state is None or loaded.scheduler_state is None:
             raise WorkstationError(f"checkpoint {loaded.path} has no optimizer or scheduler "
                                    f"state to resume from")
@@ -352,7 +345,7 @@ class Trainer:
         return contextlib.nullcontext()
 
     def _train(self) -> None:
-        tc, T = self.train_config, self.model_config.seq_len
+        tc, seq_len = self.train_config, self.model_config.seq_len
         dev = self.device
         self._acc = torch.zeros(_STATS, dtype=torch.float64, device=dev)
         self._bad_step = torch.full((1,), -1, dtype=torch.int64, device=dev)
@@ -369,7 +362,8 @@ class Trainer:
             while self.batch < self.steps_per_epoch:
                 if self.stop.is_set():
                     raise _Stopped
-                batch = self.series.gather(starts[self.batch * bs:(self.batch + 1) * bs], T)
+                batch = self.series.gather(starts[self.batch * bs:(self.batch + 1) * bs],
+                                           seq_len)
                 self._train_step(batch)
                 self.batch += 1
                 self.step += 1
@@ -396,7 +390,7 @@ class Trainer:
 
     def _train_step(self, batch: WindowBatch) -> None:
         with self._autocast():
-            out = self.model(batch.x)
+            out = self._net()(batch.x)
         terms = compute_loss(out, batch, self._weights)
         terms.total.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(self._params, self.train_config.grad_clip,
@@ -444,7 +438,8 @@ class Trainer:
         self._log_batches, self._log_time = 0, time.monotonic()
 
     def _evaluate(self) -> SplitMetrics:
-        model, T, bs = self.model, self.model_config.seq_len, self.train_config.batch_size
+        model, seq_len = self._net(), self.model_config.seq_len
+        bs = self.train_config.batch_size
         starts = self._val_windows.starts(shuffle=False).to(self.device)
         acc = torch.zeros(_STATS, dtype=torch.float64, device=self.device)
         batches = 0
@@ -454,7 +449,7 @@ class Trainer:
                 for i in range(0, len(starts), bs):
                     if self.stop.is_set():
                         raise _Stopped
-                    batch = self.series.gather(starts[i:i + bs], T)
+                    batch = self.series.gather(starts[i:i + bs], seq_len)
                     with self._autocast():
                         out = model(batch.x)
                     acc += compute_loss(out, batch, self._weights).stats()
@@ -477,6 +472,7 @@ class Trainer:
             "features": self.data.feature_spec.to_dict(),
             "targets": self.data.target_spec.to_dict(),
             "provenance": self.provenance,
+            "series": self.series_key.to_dict() if self.series_key is not None else None,
             "metrics": dict(metrics or {}, best_val_loss=self.best_val_loss),
             "step": self.step,
             "epoch": self.epoch,  # completed epochs
@@ -485,7 +481,7 @@ class Trainer:
             "data": {"candles": len(self.data), "train": list(self.split.train),
                      "val": list(self.split.val), "gap": self.split.gap},
         }
-        path = self.checkpoints.save(self.run_id, self.model, self.optimizer, self.scheduler,
+        path = self.checkpoints.save(self.run_id, self._net(), self.optimizer, self.scheduler,
                                      meta, is_best=is_best)
         self._last_checkpoint = str(path)
         self._emit(CheckpointSaved(self.run_id, path=str(path), step=self.step,

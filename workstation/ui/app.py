@@ -54,6 +54,7 @@ async def run_window(args, *, on_shown=None) -> int:
     else:
         await close_requested.wait()
     await window.shutdown()
+    window.deleteLater()  # its actions' slots hold it in a cycle Python's gc cannot see
     return status
 
 

@@ -24,7 +24,8 @@ class DataBar(QToolBar):
         self.source = QComboBox()
         self.source.setEditable(True)
         self.source.addItems(SOURCES)
-        self.source.setToolTip("Data source: demo, an exchange id (ccxt), cache, cache:NAME or csv:FILE")
+        self.source.setToolTip("Data source: demo, an exchange id (ccxt), cache, cache:NAME or "
+                               "csv:FILE")
         self.source.setMinimumContentsLength(10)
         self.symbol = QLineEdit()
         self.symbol.setPlaceholderText("ETH/USDT")

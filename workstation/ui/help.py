@@ -6,8 +6,17 @@ import platform
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QDialog, QLineEdit, QListWidget, QListWidgetItem,
-                               QMessageBox, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .. import __version__
 from . import shortcuts
@@ -35,7 +44,7 @@ class CheatSheet(QDialog):
         layout.addWidget(self.tree)
         self.resize(520, 640)
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event) -> None:
         self.refresh()
         super().showEvent(event)
 
@@ -79,7 +88,8 @@ class CommandPalette(QDialog):
         seen, out = set(), []
         for action in self.window_.findChildren(QAction):
             text = action.text().replace("&", "").strip()
-            if text and not action.isSeparator() and action.menu() is None and id(action) not in seen:
+            if (text and not action.isSeparator() and action.menu() is None
+                    and id(action) not in seen):
                 seen.add(id(action))
                 out.append(action)
         return sorted(out, key=lambda a: a.text().replace("&", "").lower())

@@ -10,6 +10,7 @@ themselves. A source that fails is reported as such; it is never replaced by ano
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from pathlib import Path
@@ -18,15 +19,15 @@ from PySide6.QtCore import QObject, Signal
 
 from ..errors import WorkstationError
 from ..market.cache import CandleCache
-from ..market.candles import CandleUpdate, Candles
-from ..market.demo import DemoMarket
+from ..market.candles import Candles, CandleUpdate
 from ..market.replay import replay
 from ..market.series import DEMO_SOURCE, SeriesKey
-from ..market.sources import DEMO_HISTORY, demo_seed, load_series
+from ..market.sources import demo_market, load_series
 from ..market.timeframes import parse_timeframe
 
 log = logging.getLogger(__name__)
 EXCHANGE_HISTORY = 1000  # candles fetched when the cache has none of an exchange series
+DEMO_SHOWN = 500_000  # newest demo candles loaded (the 1s demo market grows 86,400 a day)
 
 
 class LiveData(QObject):
@@ -127,17 +128,15 @@ class LiveData(QObject):
         if task is not None and not task.done():
             self._stop.set()
             task.cancel()
-            try:
+            # The task's own error is reported by _task_done.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - reported by _task_done
-                pass
 
     # -- feeds -----------------------------------------------------------------------------
     async def _run_demo(self, symbol: str | None, tf, speed: float) -> None:
-        symbol = symbol or "DEMO/USDT"
-        market = DemoMarket(tf, seed=demo_seed(symbol), symbol=symbol)
-        now = tf.floor(int(time.time() * 1000))
-        self._reset(market.generate(now - DEMO_HISTORY * tf.ms, DEMO_HISTORY), market.key)
+        market = demo_market(symbol, tf)
+        now = int(time.time() * 1000)
+        self._reset(market.history(now, DEMO_SHOWN), market.key)
         self._set_state("live", f"DEMO market at {speed:g}x")
         ticks = int(max(2, min(60, tf.seconds / max(speed, 1e-9))))
         async for update in market.stream(now, speed=speed, ticks_per_candle=ticks,

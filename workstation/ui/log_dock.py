@@ -7,8 +7,15 @@ from collections import deque
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QComboBox, QDockWidget, QHBoxLayout, QLineEdit, QPlainTextEdit,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..logs import FORMAT
 

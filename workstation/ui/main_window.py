@@ -3,14 +3,22 @@ status bar, and the menus built from the one shortcut registry."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent
-from PySide6.QtWidgets import (QApplication, QFileDialog, QInputDialog, QMainWindow, QMessageBox,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QInputDialog,
+    QMainWindow,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .. import __version__
 from ..paths import AppPaths
@@ -41,6 +49,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks)
         self._shut_down = False
+        self._opening: asyncio.Future | None = None  # the source being opened
 
         self.live = LiveData(paths.candle_cache, self)
         self.chart = ChartWidget(self)
@@ -98,9 +107,8 @@ class MainWindow(QMainWindow):
         self.settings.setValue("data/last", [source, symbol or "", timeframe])
 
     def _open_requested(self, source: str, symbol: str, timeframe: str) -> None:
-        import asyncio
-
-        asyncio.ensure_future(self.open_source(source, symbol or None, timeframe))
+        self._opening = asyncio.ensure_future(self.open_source(source, symbol or None,
+                                                               timeframe))
 
     def _candles_changed(self, kind: str) -> None:
         if kind == "reset":
@@ -135,7 +143,7 @@ class MainWindow(QMainWindow):
                                               "Candle files (*.csv *.csv.gz *.zip);;All files (*)")
         if not path:
             return
-        source, symbol, timeframe = self.data_bar.values()
+        _source, symbol, timeframe = self.data_bar.values()
         self._open_requested(f"csv:{path}", symbol or "ETH/USDT", timeframe)
 
     def replay_from_cursor(self) -> None:
@@ -189,18 +197,19 @@ class MainWindow(QMainWindow):
         view.addAction(self.data_bar.toggleViewAction())
 
         annotate = bar.addMenu("&Annotate")
-        for action in self.annotations.actions.values():
+        for action in self.annotations.command_actions.values():
             annotate.addAction(action)
 
         train = bar.addMenu("&Train")
-        for action in self.training.actions.values():
+        for action in self.training.command_actions.values():
             train.addAction(action)
 
         help_menu = bar.addMenu("&Help")
         self.cheat_sheet = CheatSheet(self)
-        self.palette = CommandPalette(self)
+        self.command_palette = CommandPalette(self)
         help_actions = shortcuts.create_actions(
-            self, {"help.shortcuts": self.cheat_sheet.show, "help.palette": self.palette.open_palette},
+            self, {"help.shortcuts": self.cheat_sheet.show,
+                   "help.palette": self.command_palette.open_palette},
             Qt.WindowShortcut)
         for action in help_actions.values():
             help_menu.addAction(action)
@@ -231,7 +240,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self._shut_down:
             event.accept()
             return

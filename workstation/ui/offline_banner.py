@@ -17,7 +17,8 @@ class OfflineBanner(QFrame):
         super().__init__(parent)
         self.setObjectName("offlineBanner")
         self.setStyleSheet("QFrame#offlineBanner { background: #5c1f1f; border-radius: 3px; }"
-                           "QFrame#offlineBanner QLabel { background: transparent; color: #ffdad6; }")
+                           "QFrame#offlineBanner QLabel { background: transparent; "
+                           "color: #ffdad6; }")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
         self.message = QLabel()

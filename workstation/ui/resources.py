@@ -3,7 +3,7 @@ from a frozen bundle (they ship inside the package: ``workstation/resources``)."
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from PySide6.QtGui import QIcon
@@ -19,7 +19,7 @@ def resource_path(name: str) -> Path:
     return path
 
 
-@lru_cache(maxsize=None)
+@cache
 def icon(name: str) -> QIcon:
     """The SVG icon ``resources/icons/NAME.svg``."""
     return QIcon(str(resource_path(f"icons/{name}.svg")))

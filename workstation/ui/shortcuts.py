@@ -13,8 +13,8 @@ Keys are written as ``QKeySequence`` reads them in portable form: ``"Left"``,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from PySide6 import QtCore, QtGui, QtWidgets
 

@@ -11,7 +11,8 @@ from .live_data import LiveData
 
 _STATE_COLORS = {"live": "#26a69a", "replay": "#42a5f5", "static": "#b2b5be",
                  "connecting": "#f5a623", "reconnecting": "#f5a623", "polling": "#f5a623",
-                 "loading": "#f5a623", "offline": "#ef5350", "failed": "#ef5350", "closed": "#5d606b"}
+                 "loading": "#f5a623", "offline": "#ef5350", "failed": "#ef5350",
+                 "closed": "#5d606b"}
 
 
 def format_age(seconds: float | None) -> str:

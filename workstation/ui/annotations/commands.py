@@ -9,7 +9,7 @@ obsolete, so ``QUndoStack`` drops it.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtGui import QUndoCommand
 

@@ -2,11 +2,13 @@
 
 It joins the store (``paths.annotations_db``), the chart and the tools: the keys of
 ``tools.COMMANDS`` (actions on the chart, so they fire while the chart has focus; undo and
-redo on the whole window) turn the cursor candle into trades and regions; every change goes
-through an undoable command into the store, and the store's change notice updates the chart
-and the list one annotation at a time. It shows the annotations of the series on screen
-(``live.key``'s symbol and timeframe; demo series are kept apart from real ones under a
-``DEMO:`` symbol) and reloads them when the series is reset.
+redo on the whole window) call ``annotations.editing.AnnotationTools``, which turns the cursor
+candle into trades and regions by the core's rules; every change goes through an undoable
+command into the store, and the store's change notice updates the chart and the list one
+annotation at a time. It shows the annotations of the series on screen (``live.key``'s
+market, real or demo, and timeframe) and reloads them when the series is reset; trades of the
+market held at the same time (``annotations.overlap``, e.g. from an old file) are marked in
+the list.
 
 Clicks: with "Click to annotate" on, a click opens an entry and the next click closes it
 (``tools``). It is off by default: a click on the chart also moves the cursor, which is how a
@@ -22,24 +24,48 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QUndoStack
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileDialog,
-                               QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
-                               QMainWindow, QMessageBox, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...annotations import io as annotation_io
+from ...annotations.editing import AnnotationTools, ToolRefused
 from ...annotations.model import Annotation, AnnotationError, Direction, RegionLabel, Trade
+from ...annotations.overlap import overlapping_pairs
 from ...annotations.store import AnnotationStore
-from ...market.series import SeriesKey
+from ...market.series import MarketKey
 from ...paths import AppPaths
+from ...timeparse import format_minute
 from ..chart.chart_widget import ChartWidget
 from ..live_data import LiveData
 from ..resources import icon
 from ..shortcuts import create_actions
 from .commands import AddAnnotation, DeleteAnnotation, EditAnnotation, describe
 from .drawing import AnnotationGraphics, PreviewOverlays
-from .list_model import (ANNOTATION_ROLE, HOLDING, KINDS, PNL, TIME, TYPE, AnnotationFilter,
-                         AnnotationTableModel, format_time)
-from .tools import REGION_KEYS, AnnotationTools, ToolRefused
+from .list_model import (
+    ANNOTATION_ROLE,
+    HOLDING,
+    KINDS,
+    PNL,
+    TIME,
+    TYPE,
+    AnnotationFilter,
+    AnnotationTableModel,
+)
+from .tools import REGION_KEYS
 
 log = logging.getLogger(__name__)
 BULK_CHANGE = 200  # a store change with more annotations than this reloads the list at once
@@ -48,15 +74,6 @@ _ICONS = {"annotate.long": "long", "annotate.short": "short", "annotate.close": 
           "annotate.mark": "mark", "annotate.delete": "delete", "annotate.notes": "notes",
           "annotate.undo": "undo", "annotate.redo": "redo", "annotate.export": "export",
           "annotate.import": "import"}
-
-
-def annotation_symbol(key: SeriesKey) -> str:
-    """The symbol annotations of a series are stored under: demo series get ``DEMO:`` in
-    front (unless their symbol says DEMO already), so marks made on simulated prices never
-    join a real market's training data."""
-    if key.is_demo and "DEMO" not in key.symbol:
-        return f"DEMO:{key.symbol}"
-    return key.symbol
 
 
 class AnnotationDock(QDockWidget):
@@ -167,12 +184,12 @@ class AnnotationLayer(QObject):
         self.preview = PreviewOverlays(chart)
         self.model = AnnotationTableModel(self)
         self.dock = AnnotationDock(self.model, parent)
-        self.series: tuple[str, str] | None = None
+        self.series: tuple[MarketKey, str] | None = None  # market and timeframe on screen
         self.annotations: dict[str, Annotation] = {}
         self.selected: Annotation | None = None
         self.last_message = ""
         self.closed = False
-        self.actions = self._create_actions()
+        self.command_actions = self._create_actions()
         self._unsubscribe = self.store.subscribe(self._store_changed)
         live.candles_changed.connect(self._candles_changed, Qt.ConnectionType.QueuedConnection)
         chart.cursor_moved.connect(self._cursor_moved)
@@ -230,7 +247,7 @@ class AnnotationLayer(QObject):
 
     @property
     def click_mode(self) -> bool:
-        return self.actions["annotate.click_mode"].isChecked()
+        return self.command_actions["annotate.click_mode"].isChecked()
 
     def _click_mode_toggled(self, on: bool) -> None:
         self.settings.setValue("annotate/click_mode", bool(on))
@@ -247,22 +264,35 @@ class AnnotationLayer(QObject):
     def reload(self) -> None:
         """Load the annotations of the series on screen (after a reset of the series)."""
         key = self.live.key
-        series = (annotation_symbol(key), key.timeframe.name) if key is not None else None
+        series = (key.market, key.timeframe.name) if key is not None else None
         if series != self.series:
             self.undo_stack.clear()
             self.tools.reset()
             self.series = series
-        found = self.store.list(symbol=series[0], timeframe=series[1]) if series else []
+        found = self.store.list(market=series[0], timeframe=series[1]) if series else []
         self.annotations = {a.id: a for a in found}
         if self.selected is not None and self.selected.id not in self.annotations:
             self.selected = None
         self.model.set_annotations(found)
+        self._show_overlaps()
         self.graphics.set_annotations(found)
         self.graphics.set_selected(self.selected)
         self._show_preview()
 
+    @property
+    def market(self) -> MarketKey | None:
+        return self.series[0] if self.series is not None else None
+
+    def _show_overlaps(self) -> None:
+        """Mark the listed trades held at the same time as another trade of the market."""
+        pairs = overlapping_pairs(self._trades()) if self.series is not None else []
+        self.model.set_overlaps(pairs)
+
     def _store_changed(self, change) -> None:
-        mine = [a for a in change.annotations if (a.symbol, a.timeframe) == self.series]
+        if self.series is not None and any(isinstance(a, Trade) and a.market_key == self.market
+                                           for a in change.annotations):
+            self._show_overlaps()
+        mine = [a for a in change.annotations if (a.market_key, a.timeframe) == self.series]
         if not mine:
             return
         if len(mine) > BULK_CHANGE:
@@ -291,7 +321,7 @@ class AnnotationLayer(QObject):
         self.chart.cursor_moved.disconnect(self._cursor_moved)
         self.chart.candle_clicked.disconnect(self._candle_clicked)
         self.undo_stack.clear()
-        for action in (*self.actions.values(), *self._file_actions):
+        for action in (*self.command_actions.values(), *self._file_actions):
             action.setEnabled(False)
         self._unsubscribe()
         self.store.close()
@@ -306,7 +336,8 @@ class AnnotationLayer(QObject):
         self.message.emit(text)
 
     def _trades(self) -> list[Trade]:
-        return [a for a in self.annotations.values() if isinstance(a, Trade)]
+        """The market's trades on every timeframe (the scope of the overlap rule)."""
+        return self.store.trades(self.market) if self.market is not None else []
 
     def _ready(self) -> bool:
         if self.series is None or self.chart.candles is None or not len(self.chart.candles):
@@ -317,7 +348,7 @@ class AnnotationLayer(QObject):
     def _show_preview(self) -> None:
         self.preview.show(self.tools, self.chart.candles, self.chart.cursor_index)
 
-    def _cursor_moved(self, _index: int) -> None:
+    def _cursor_moved(self, _ts) -> None:
         if self.tools.pending is not None or self.tools.mark is not None:
             self._show_preview()
 
@@ -387,7 +418,7 @@ class AnnotationLayer(QObject):
             return
         self._push(AddAnnotation(self.store, region, self._command_failed))
         self._show_preview()
-        self._say(f"Labelled {format_time(region.start_ts)} – {format_time(region.end_ts)} "
+        self._say(f"Labelled {format_minute(region.start_ts)} – {format_minute(region.end_ts)} "
                   f"as {region.label}")
 
     def _candle_clicked(self, index: int, _price: float) -> None:
@@ -451,7 +482,7 @@ class AnnotationLayer(QObject):
         self.chart.set_cursor(int(target))
         self._select(ann)
         self.dock.select(ann)
-        self._say(f"{describe(ann).capitalize()} at {format_time(ann.span[0])}")
+        self._say(f"{describe(ann).capitalize()} at {format_minute(ann.span[0])}")
 
     def go_to(self, ann: Annotation) -> None:
         """Put the chart's cursor on ``ann``'s first candle and give the chart the keys."""
@@ -476,7 +507,7 @@ class AnnotationLayer(QObject):
         dialog.setObjectName("annotationNotesDialog")
         dialog.setWindowTitle("Notes")
         dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
-        dialog.setLabelText(f"Notes for the {describe(ann)} at {format_time(ann.span[0])}:")
+        dialog.setLabelText(f"Notes for the {describe(ann)} at {format_minute(ann.span[0])}:")
         dialog.setTextValue(ann.notes)
         accepted = dialog.exec() == QInputDialog.DialogCode.Accepted
         text = dialog.textValue()
@@ -515,16 +546,18 @@ class AnnotationLayer(QObject):
         self._say(f"Exported {result.written} annotations to {path}{skipped}")
 
     def import_file(self, path) -> None:
-        """Read ``path`` (JSON, or CSV trades; a CSV without symbol or timeframe columns gets
-        the chart's) and merge it into the store: all of it, or nothing when any record is
-        bad, which a message box names."""
+        """Read ``path`` (JSON, or CSV trades; a CSV without market, symbol or timeframe
+        columns gets the chart's) and merge it into the store: all of it, or nothing when any
+        record is bad or would overlap a trade, which a message box names."""
         path = Path(path)
         try:
             if annotation_io.file_format(path) == "json":
                 found = annotation_io.read_json(path)
             else:
-                symbol, timeframe = self.series if self.series else (None, None)
-                found = annotation_io.read_csv(path, symbol=symbol, timeframe=timeframe)
+                market, timeframe = self.series if self.series else (None, None)
+                found = annotation_io.read_csv(
+                    path, market=market.kind if market else None,
+                    symbol=market.symbol if market else None, timeframe=timeframe)
             merged = self.store.merge(found)
         except annotation_io.AnnotationImportError as exc:
             lines = []

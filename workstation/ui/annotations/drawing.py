@@ -37,13 +37,13 @@ import pyqtgraph as pg
 from pyqtgraph.Qt import QtCore, QtGui
 from pyqtgraph.Qt.internals import PrimitiveArray
 
+from ...annotations.editing import AnnotationTools
 from ...annotations.model import Annotation, Direction, Point, Region, RegionLabel, Trade
 from ...market.candles import Candles
 from ..chart.axis import axis_font
 from ..chart.candle_item import RectBatch, device_scale
 from ..chart.overlays import MARKER_SIZE, marker_sprite
 from ..chart.text import TextCache
-from .tools import AnnotationTools
 
 PENDING_GROUP = "annotations.pending"
 DENSE_SPACING_PX = 8.0  # trades (and notes) closer than this on average become ticks

@@ -4,22 +4,28 @@
 row) and inserts a new annotation at its sorted place, so the view never asks Qt to sort
 thousands of rows through ``data()`` calls. ``AnnotationFilter`` narrows the rows by kind
 (trades, longs, shorts, regions, points) and by words found in the type, notes and tags; an
-empty filter costs nothing per row. ``Totals`` sums up the rows that pass the filter.
+empty filter costs nothing per row; ``annotations.totals.Totals`` sums up the rows that pass.
 """
 
 from __future__ import annotations
 
 import bisect
-import datetime as dt
 import math
-from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
-from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QRegularExpression,
-                            QSortFilterProxyModel, Qt)
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QRegularExpression,
+    QSortFilterProxyModel,
+    Qt,
+)
 from PySide6.QtGui import QColor
 
 from ...annotations.model import Annotation, Point, Region, Trade
+from ...annotations.overlap import describe_trade
+from ...annotations.totals import Totals, trade_pnl
+from ...timeparse import format_minute
 
 COLUMNS = ("Time (UTC)", "Type", "P&L %", "Holding", "Notes")
 TIME, TYPE, PNL, HOLDING, NOTES = range(len(COLUMNS))
@@ -28,12 +34,9 @@ FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
 KINDS = ("All", "Trades", "Long", "Short", "Regions", "Points")
 _KIND_TOKENS = {"Trades": "#trade", "Long": "#long", "Short": "#short",
                 "Regions": "#region", "Points": "#point"}
+OVERLAP_MARK = "⚠ overlaps"
 PROFIT_COLOR = "#26a69a"
 LOSS_COLOR = "#ef5350"
-
-
-def format_time(ts_ms: int) -> str:
-    return dt.datetime.fromtimestamp(ts_ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 def format_duration(ms: int) -> str:
@@ -59,10 +62,6 @@ def type_text(ann: Annotation) -> str:
     return "point"
 
 
-def _pnl(ann: Annotation) -> float | None:
-    return ann.pnl_pct if isinstance(ann, Trade) else None
-
-
 _SORT_KEYS = {  # column -> key of an annotation (ties: by start time, then id)
     TIME: lambda a: (a.span[0], a.id),
     TYPE: lambda a: (type_text(a), a.span[0], a.id),
@@ -82,41 +81,6 @@ def _filter_text(ann: Annotation) -> str:
     return f"{tokens} {ann.notes} {' '.join(ann.tags)}".lower()
 
 
-@dataclass(frozen=True)
-class Totals:
-    """``count`` annotations, ``trades`` of them trades, ``wins`` with P&L > 0; win rate and
-    mean P&L are None without trades."""
-
-    count: int
-    trades: int
-    wins: int
-    mean_pnl: float | None
-
-    @property
-    def win_rate(self) -> float | None:
-        return self.wins / self.trades if self.trades else None
-
-    @classmethod
-    def of(cls, annotations: Iterable[Annotation]) -> "Totals":
-        anns = list(annotations)
-        return cls.of_pnls(len(anns), [_pnl(a) for a in anns])
-
-    @classmethod
-    def of_pnls(cls, count: int, pnls: Iterable[float | None]) -> "Totals":
-        """Totals of ``count`` annotations whose P&L % are ``pnls`` (None: not a trade)."""
-        trades = [x for x in pnls if x is not None]
-        wins = sum(1 for x in trades if x > 0)
-        return cls(count, len(trades), wins, sum(trades) / len(trades) if trades else None)
-
-    def text(self) -> str:
-        rate = "—" if self.win_rate is None else f"{100 * self.win_rate:.1f}%"
-        mean = "—" if self.mean_pnl is None else f"{self.mean_pnl:+.2f}%"
-        noun = "annotation" if self.count == 1 else "annotations"
-        trades = "trade" if self.trades == 1 else "trades"
-        return (f"{self.count} {noun} · {self.trades} {trades} · win rate {rate} · "
-                f"mean P&L {mean}")
-
-
 class AnnotationTableModel(QAbstractTableModel):
     """One row per annotation, kept in the order of the column last sorted by."""
 
@@ -125,17 +89,18 @@ class AnnotationTableModel(QAbstractTableModel):
         self._rows: list[Annotation] = []
         self._keys: list[tuple] = []  # sort keys of the rows, in row order
         self.pnls: list[float | None] = []  # P&L % of the rows (None: not a trade)
+        self.overlaps: dict[str, list[Trade]] = {}  # trade id -> trades held at the same time
         self._sort_column = TIME
         self._descending = False
 
     # -- Qt's model interface ------------------------------------------------------------
-    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt's name
+    def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt's name
+    def columnCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None
@@ -151,18 +116,24 @@ class AnnotationTableModel(QAbstractTableModel):
             return _filter_text(ann)
         if role == Qt.ItemDataRole.ForegroundRole and column == PNL and isinstance(ann, Trade):
             return QColor(PROFIT_COLOR if ann.pnl_pct > 0 else LOSS_COLOR)
+        if ann.id in self.overlaps and column == TYPE:
+            if role == Qt.ItemDataRole.ForegroundRole:
+                return QColor(LOSS_COLOR)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                others = "; ".join(describe_trade(t) for t in self.overlaps[ann.id])
+                return f"Held at the same time as the {others}: training refuses this market " \
+                       "until one of each pair is edited or deleted"
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (PNL, HOLDING):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and column == NOTES and ann.notes:
             return ann.notes
         return None
 
-    @staticmethod
-    def _display(ann: Annotation, column: int) -> str:
+    def _display(self, ann: Annotation, column: int) -> str:
         if column == TIME:
-            return format_time(ann.span[0])
+            return format_minute(ann.span[0])
         if column == TYPE:
-            return type_text(ann)
+            return type_text(ann) + (f" {OVERLAP_MARK}" if ann.id in self.overlaps else "")
         if column == PNL:
             return f"{ann.pnl_pct:+.2f}" if isinstance(ann, Trade) else ""
         if column == HOLDING:
@@ -191,12 +162,25 @@ class AnnotationTableModel(QAbstractTableModel):
         order = sorted(range(len(anns)), key=keys.__getitem__, reverse=self._descending)
         self._keys = [keys[i] for i in order]
         self._rows = [anns[i] for i in order]
-        self.pnls = [_pnl(a) for a in self._rows]
+        self.pnls = [trade_pnl(a) for a in self._rows]
 
     def set_annotations(self, annotations: Iterable[Annotation]) -> None:
         self.beginResetModel()
         self._set_rows(annotations)
         self.endResetModel()
+
+    def set_overlaps(self, pairs: Iterable[tuple[Trade, Trade]]) -> None:
+        """Mark the trades of ``pairs`` (``annotations.overlap.overlapping_pairs``)."""
+        overlaps: dict[str, list[Trade]] = {}
+        for a, b in pairs:
+            overlaps.setdefault(a.id, []).append(b)
+            overlaps.setdefault(b.id, []).append(a)
+        changed = set(overlaps) ^ set(self.overlaps) | {
+            i for i in overlaps if overlaps[i] != self.overlaps.get(i)}
+        self.overlaps = overlaps
+        for i, ann in enumerate(self._rows):
+            if ann.id in changed:
+                self.dataChanged.emit(self.index(i, TYPE), self.index(i, TYPE))
 
     def annotations(self) -> list[Annotation]:
         return list(self._rows)
@@ -214,7 +198,7 @@ class AnnotationTableModel(QAbstractTableModel):
         old = self.row_of(ann.id)
         if old >= 0 and self._keys[old] == key:  # same place: the row changes in place
             self._rows[old] = ann
-            self.pnls[old] = _pnl(ann)
+            self.pnls[old] = trade_pnl(ann)
             self.dataChanged.emit(self.index(old, 0), self.index(old, len(COLUMNS) - 1))
             return
         if old >= 0:
@@ -226,7 +210,7 @@ class AnnotationTableModel(QAbstractTableModel):
         self.beginInsertRows(QModelIndex(), row, row)
         self._keys.insert(row, key)
         self._rows.insert(row, ann)
-        self.pnls.insert(row, _pnl(ann))
+        self.pnls.insert(row, trade_pnl(ann))
         self.endInsertRows()
 
     def remove(self, ann_id: str) -> bool:

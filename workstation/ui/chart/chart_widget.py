@@ -10,6 +10,7 @@ from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
 
 from ...market.candles import Candles
 from ...market.series import SeriesKey
+from ...viewmodel import ChartViewModel, TimeMap, view_limits
 from .. import shortcuts
 from .axis import GridItem, PriceAxis, Tag, TimeAxis
 from .candle_item import CandleItem, VolumeItem
@@ -21,17 +22,9 @@ from .readout import format_readout, format_volume, price_decimals
 from .ticks import format_time, time_ticks
 from .visible import VisibleCandles, empty_visible, visible_candles
 
-DEFAULT_VISIBLE = 150  # candles shown when a first series is loaded
-MIN_VISIBLE = 8  # zoomed in the furthest, candles on screen
-EDGE_MARGIN = 50  # candles of empty space allowed before the first and after the last
 ZOOM_STEP = 1.25
 Y_PADDING = 0.06  # of the visible price span, above and below
 VOLUME_HEADROOM = 1.12
-
-
-def _live_margin(width: float) -> float:
-    """Empty space right of the newest candle at the live edge, in candles."""
-    return min(max(2.0, 0.06 * width), EDGE_MARGIN * 0.8)
 
 
 class ChartViewBox(pg.ViewBox):
@@ -49,9 +42,14 @@ class ChartViewBox(pg.ViewBox):
 
 class ChartWidget(QtWidgets.QWidget):
     """Candles, volume, time and price axes, crosshair with readout, a keyboard cursor, the
-    last-price line and overlays; follows a live series."""
+    last-price line and overlays; follows a live series.
 
-    cursor_moved = QtCore.Signal(int)
+    Its view lives in ``view_model`` (a ``ChartViewModel``, in time): every view change goes
+    through it, and the panes show what it holds. Changes are announced in UTC epoch ms
+    (``object`` signals: the values need more than 32 bits)."""
+
+    cursor_moved = QtCore.Signal(object)  # the cursor candle's open time (None: no candles)
+    time_range_changed = QtCore.Signal(object, object)  # the visible times (t0, t1)
     candle_clicked = QtCore.Signal(int, float)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None,
@@ -64,11 +62,15 @@ class ChartWidget(QtWidgets.QWidget):
         self._n = 0
         self._frame: VisibleCandles = empty_visible()
         self._last_unit: tuple[float, float, float] | None = None  # low, high, volume drawn
-        self._cursor = -1
+        self._panes_show: tuple[int, int] | None = None  # while the panes tell the view model
+        self._limiting = False  # while the panes get new limits
         self._hover: int | None = None
         self._autoscale = True
         self._utc = True
         self._decimals = 2
+        self.view_model = ChartViewModel()
+        self.view_model.range_changed.connect(self._on_view_range)
+        self.view_model.cursor_moved.connect(self._on_cursor_moved)
         self._build()
         self.actions_by_id = shortcuts.create_actions(self, {
             "chart.cursor_left": self._key_left,
@@ -146,7 +148,7 @@ class ChartWidget(QtWidgets.QWidget):
         self.price_line = PriceLineItem(self.price_view)
         self.crosshair = CrosshairItem(self.price_view, col(c.crosshair))
         self.volume_crosshair = CrosshairItem(self.volume_view, col(c.crosshair))
-        self.overlays = ChartOverlays()
+        self.overlays = ChartOverlays(self.view_model)
         self._price_items = (self.price_grid, self.cursor_item, self.candle_item,
                              self.overlays.item, self.price_line, self.crosshair)
         self._volume_items = (self.volume_grid, self.volume_cursor_item, self.volume_item,
@@ -187,8 +189,6 @@ class ChartWidget(QtWidgets.QWidget):
     def set_candles(self, candles: Candles, key: SeriesKey | None = None) -> None:
         """Show a series (a new symbol or timeframe): overlays are cleared, the view keeps its
         zoom (in candles) and goes to the live edge, the cursor goes to the last candle."""
-        (x0, x1), _ = self.price_view.viewRange()
-        width = (x1 - x0) if self._candles is not None else DEFAULT_VISIBLE
         self._candles = candles
         self._key = key
         self._pyramid = CandlePyramid(candles)
@@ -197,13 +197,12 @@ class ChartWidget(QtWidgets.QWidget):
         self._decimals = price_decimals(np.concatenate(
             (candles.open[tail], candles.high[tail], candles.low[tail], candles.close[tail])))
         self.overlays.clear()
-        self.overlays.item.set_candles(candles)
-        self._cursor = self._n - 1
         self._hover = None
         self._autoscale = True
         self.price_view.setMouseEnabled(x=True, y=False)
         self._update_limits()
-        self._show_live_edge(max(MIN_VISIBLE, min(width, self._max_width())))
+        self.view_model.set_series(TimeMap.of(candles))
+        self._show_view_range()
         self._refresh_frame()
         self._update_last_price()
         self._update_cursor_items()
@@ -219,73 +218,71 @@ class ChartWidget(QtWidgets.QWidget):
         if c is None:
             return
         n = len(c)
-        old_n = self._n
-        if kind == "reset" or n < old_n:
+        if kind == "reset" or n < self._n:
             self._pyramid.rebuild()
             self._n = n
-            self._cursor = min(max(self._cursor, 0), n - 1)
             self._update_limits()
+            self.view_model.reset_series(TimeMap.of(c))
+            self._show_view_range()
             self._refresh_frame()
-        elif n == old_n:
+        elif n == self._n:
             self._pyramid.sync()
             self._update_forming()
         else:
             self._pyramid.sync()
             self._n = n
-            (x0, x1), _ = self.price_view.viewRange()
-            following = x0 - 0.5 <= old_n - 1 <= x1 + 0.5
-            cursor_follows = self._cursor == old_n - 1
-            if cursor_follows:
-                self._cursor = n - 1
-            self._update_limits()
-            if following:
-                self._set_x_range(x0 + (n - old_n), x1 + (n - old_n))
+            self._update_limits()  # they only widen: the panes keep the view model's range
+            self.view_model.extend_series(TimeMap.of(c))
             if not self._frame.ends_at(n) and self.visible_range()[1] == n:
                 self._refresh_frame()
             self._update_cursor_items()
-            if cursor_follows:
-                self.cursor_moved.emit(self._cursor)
         self._update_last_price()
         self._update_readout()
 
     @property
     def cursor_index(self) -> int:
         """The keyboard's cursor candle (-1 without candles)."""
-        return self._cursor
+        return self.view_model.cursor_index
+
+    @property
+    def cursor_time(self) -> int | None:
+        """The open time of the cursor candle (None without candles)."""
+        return self.view_model.cursor_time
 
     def set_cursor(self, index: int) -> None:
         """Move the cursor candle (clamped to the series) and scroll it into view."""
-        if not self._n:
-            return
-        index = min(max(int(index), 0), self._n - 1)
-        self._scroll_into_view(index)
-        if index != self._cursor:
-            self._cursor = index
-            self._update_cursor_items()
-            self._update_readout()
-            self.cursor_moved.emit(index)
+        if self._n:
+            self.set_cursor_time(int(self._candles.ts[min(max(int(index), 0), self._n - 1)]))
+
+    def set_cursor_time(self, ts: int) -> None:
+        """Move the cursor to the candle that contains time ``ts`` (clamped to the series) and
+        scroll it into view."""
+        self.view_model.set_cursor(ts)
 
     def visible_range(self) -> tuple[int, int]:
         """Candle indices ``[i0, i1)`` that are (at least partly) on screen."""
-        (x0, x1), _ = self.price_view.viewRange()
-        i0 = min(max(0, math.floor(x0 - 0.5) + 1), self._n)
-        i1 = min(max(0, math.ceil(x1 + 0.5)), self._n)
-        return i0, max(i0, i1)
+        return self.view_model.visible_indices()
+
+    def time_range(self) -> tuple[int, int]:
+        """The visible times ``(t0, t1)``, at the left and right edges."""
+        return self.view_model.time_range
+
+    def show_time_range(self, t0: int, t1: int) -> None:
+        """Show the times ``[t0, t1]`` (kept within the view limits)."""
+        self.view_model.show(t0, t1)
 
     def go_live(self) -> None:
         """Show the newest candle at the right edge (keeping the zoom); new candles then
         scroll the view."""
-        (x0, x1), _ = self.price_view.viewRange()
-        self._show_live_edge(x1 - x0)
+        self.view_model.go_live()
 
     def fit_all(self) -> None:
         """Show every candle and fit prices to them."""
         if not self._n:
             return
-        margin = min(EDGE_MARGIN, max(1.0, 0.01 * self._n))
         self._autoscale = True
         self.price_view.setMouseEnabled(x=True, y=False)
-        self._set_x_range(-0.5 - margin, self._n - 0.5 + margin)
+        self.view_model.fit_all()
         self._apply_autoscale()
         self._update_title()
 
@@ -318,22 +315,14 @@ class ChartWidget(QtWidgets.QWidget):
     def toggle_utc(self) -> None:
         self.set_utc(not self._utc)
 
-    def zoom(self, factor: float, about: float | None = None) -> None:
-        """Show ``factor`` times fewer candles, keeping candle ``about`` (default: the cursor)
-        where it is on screen."""
-        (x0, x1), _ = self.price_view.viewRange()
-        width = x1 - x0
-        centre = float(self._cursor if about is None else about)
-        if not x0 <= centre <= x1:
-            x0, x1 = centre - width / 2, centre + width / 2
-        new_width = min(max(width / factor, MIN_VISIBLE), self._max_width())
-        frac = (centre - x0) / width
-        self._set_x_range(centre - frac * new_width, centre + (1 - frac) * new_width)
+    def zoom(self, factor: float, about: int | None = None) -> None:
+        """Show ``factor`` times fewer candles, keeping time ``about`` (default: the cursor
+        candle's centre) where it is on screen."""
+        self.view_model.zoom(factor, about)
 
     def pan(self, candles: float) -> None:
         """Shift the view by ``candles`` (negative: back in time)."""
-        (x0, x1), _ = self.price_view.viewRange()
-        self._set_x_range(x0 + candles, x1 + candles)
+        self.view_model.pan(candles)
 
     def readout_text(self) -> str:
         return self.readout_label.text()
@@ -370,16 +359,16 @@ class ChartWidget(QtWidgets.QWidget):
 
     # -- keys ------------------------------------------------------------------------------
     def _key_left(self) -> None:
-        self.set_cursor(self._cursor - 1)
+        self.set_cursor(self.cursor_index - 1)
 
     def _key_right(self) -> None:
-        self.set_cursor(self._cursor + 1)
+        self.set_cursor(self.cursor_index + 1)
 
     def _key_left_10(self) -> None:
-        self.set_cursor(self._cursor - 10)
+        self.set_cursor(self.cursor_index - 10)
 
     def _key_right_10(self) -> None:
-        self.set_cursor(self._cursor + 10)
+        self.set_cursor(self.cursor_index + 10)
 
     def _key_first(self) -> None:
         self.set_cursor(0)
@@ -397,10 +386,10 @@ class ChartWidget(QtWidgets.QWidget):
     def _page(self, direction: int) -> None:
         if not self._n:
             return
-        (x0, x1), _ = self.price_view.viewRange()
+        x0, x1 = self.view_model.x_range()
         step = direction * (x1 - x0)
         self.pan(step)
-        self.set_cursor(self._cursor + int(round(step)))
+        self.set_cursor(self.cursor_index + int(round(step)))
 
     def _key_page_back(self) -> None:
         self._page(-1)
@@ -413,31 +402,43 @@ class ChartWidget(QtWidgets.QWidget):
         self.set_cursor(self._n - 1)
 
     # -- view range --------------------------------------------------------------------------
-    def _max_width(self) -> float:
-        return max(self._n - 1 + 2 * EDGE_MARGIN, MIN_VISIBLE)
-
     def _update_limits(self) -> None:
-        self.price_view.setLimits(xMin=-0.5 - EDGE_MARGIN, xMax=self._n - 0.5 + EDGE_MARGIN,
-                                  minXRange=MIN_VISIBLE, maxXRange=self._max_width())
+        """Give the panes the view model's limits for the series. A range they clamp to them
+        is not the user's: the view model is not told, it shows its own range next."""
+        limits = view_limits(self._n)
+        self._limiting = True
+        try:
+            self.price_view.setLimits(xMin=limits.x_min, xMax=limits.x_max,
+                                      minXRange=limits.min_width, maxXRange=limits.max_width)
+        finally:
+            self._limiting = False
 
     def _set_x_range(self, x0: float, x1: float) -> None:
         self.price_view.setXRange(x0, x1, padding=0)
 
-    def _show_live_edge(self, width: float) -> None:
-        right = self._n - 0.5 + _live_margin(width)
-        self._set_x_range(right - width, right)
+    def _show_view_range(self) -> None:
+        """Show the view model's range in the panes."""
+        self._set_x_range(*self.view_model.x_range())
 
-    def _scroll_into_view(self, index: int) -> None:
-        (x0, x1), _ = self.price_view.viewRange()
-        width = x1 - x0
-        margin = min(2.0, width / 4)
-        if index - 0.5 < x0 + margin:
-            self.pan(index - 0.5 - margin - x0)
-        elif index + 0.5 > x1 - margin:
-            self.pan(index + 0.5 + margin - x1)
+    def _on_view_range(self, t0: int, t1: int) -> None:
+        if (t0, t1) != self._panes_show:  # not already on screen (a mouse gesture's range)
+            self._show_view_range()
+        self.time_range_changed.emit(t0, t1)
 
     def _on_x_range(self, *args) -> None:
+        """The panes' range changed (by the view model, a mouse gesture or a direct
+        ``setXRange``): redraw, and tell the view model, which announces only what it did
+        not hold."""
         self._refresh_frame()
+        if self._candles is None or self._limiting:
+            return
+        (x0, x1), _ = self.price_view.viewRange()
+        time_map = self.view_model.time_map
+        self._panes_show = (time_map.ts_of(x0), time_map.ts_of(x1))
+        try:
+            self.view_model.show_x_range(x0, x1)
+        finally:
+            self._panes_show = None
 
     def _refresh_frame(self) -> None:
         """Recompute what is drawn for the current x range and width (O(pixels))."""
@@ -503,7 +504,7 @@ class ChartWidget(QtWidgets.QWidget):
             ticks = []
         else:
             (x0, x1), _ = self.price_view.viewRange()
-            i0, i1 = self.visible_range()
+            i0, i1 = self.view_model.time_map.index_range(x0, x1)
             px_per_candle = self.price_view.width() / max(x1 - x0, 1e-9)
             ticks = time_ticks(self._candles.ts, self._candles.timeframe.ms, i0, i1,
                                px_per_candle, self._utc)
@@ -563,13 +564,18 @@ class ChartWidget(QtWidgets.QWidget):
         return f"{value:.{self.price_axis.decimals}f}"
 
     # -- cursor, crosshair, readout ---------------------------------------------------------------
+    def _on_cursor_moved(self, ts: int | None) -> None:
+        self._update_cursor_items()
+        self._update_readout()
+        self.cursor_moved.emit(ts)
+
     def _update_cursor_items(self) -> None:
         c = self._candles
-        if c is None or not 0 <= self._cursor < self._n:
+        i = self.cursor_index
+        if c is None or not 0 <= i < self._n:
             self.cursor_item.set_candle(None)
             self.volume_cursor_item.set_candle(None)
             return
-        i = self._cursor
         self.cursor_item.set_candle(float(i), float(c.low[i]), float(c.high[i]))
         self.volume_cursor_item.set_candle(float(i))
 
@@ -586,7 +592,7 @@ class ChartWidget(QtWidgets.QWidget):
         self.title_label.setText(name + ("  ·  " + ", ".join(notes) if notes else ""))
 
     def _readout_index(self) -> int | None:
-        i = self._hover if self._hover is not None else self._cursor
+        i = self._hover if self._hover is not None else self.cursor_index
         return i if self._candles is not None and 0 <= i < self._n else None
 
     def _update_readout(self) -> None:

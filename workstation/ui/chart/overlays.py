@@ -3,7 +3,8 @@ ranges and a translucent "ghost" candle (a predicted next candle).
 
 Overlays are placed by time (epoch ms) and price, and belong to a ``group`` (a string), so a
 feature can redraw its own overlays with ``clear(group)`` and leave the others alone. Each
-``add_*`` returns a handle for ``remove``.
+``add_*`` returns a handle for ``remove``. A time is drawn where a candle opening then has its
+centre (``TimeMap.centre_x`` of the chart's view model).
 
 Kept as numpy arrays sorted by time (rebuilt once after a change, not per frame); a frame draws
 only what lies in the visible range, and markers are thinned to one per pixel column, kind and
@@ -23,7 +24,7 @@ import pyqtgraph as pg
 import shiboken6
 from pyqtgraph.Qt import QtCore, QtGui
 
-from ...market.candles import Candles
+from ...viewmodel import ChartViewModel, TimeMap
 from .axis import axis_font
 from .candle_item import RectBatch, ViewSizedItem, device_scale
 
@@ -174,14 +175,13 @@ class _Table:
             self._x = None
         return self._columns
 
-    def x(self, item: "OverlayItem", field: str) -> np.ndarray:
-        """Candle-index x of every record's ``field`` time, kept until the records or the
-        candles' length change."""
+    def x(self, time_map: TimeMap, field: str) -> np.ndarray:
+        """The x of every record's ``field`` time, kept until the records or the time map
+        (the series) change."""
         cols = self.columns()
-        key = (id(item.candles), len(item.candles), field)
-        if self._x is None or self._x[0] != key:
-            self._x = (key, item.x_of(cols[field]))
-        return self._x[1]
+        if self._x is None or self._x[0] is not time_map or self._x[1] != field:
+            self._x = (time_map, field, time_map.centre_x(cols[field]))
+        return self._x[2]
 
     def __len__(self) -> int:
         return len(self.records)
@@ -190,10 +190,10 @@ class _Table:
 class OverlayItem(ViewSizedItem):
     """Paints the overlays of a ``ChartOverlays`` for the visible range."""
 
-    def __init__(self, overlays: "ChartOverlays"):
+    def __init__(self, overlays: ChartOverlays, view_model: ChartViewModel):
         super().__init__()
         self._overlays = overlays
-        self._candles: Candles | None = None
+        self._view_model = view_model
         self._font = axis_font()
         self._metrics = QtGui.QFontMetricsF(self._font)
         self._rects = RectBatch()
@@ -202,46 +202,19 @@ class OverlayItem(ViewSizedItem):
         self._fragments = np.empty((0, 10))
         self.setZValue(5)
 
-    @property
-    def candles(self) -> Candles | None:
-        return self._candles
-
-    def set_candles(self, candles: Candles | None) -> None:
-        self._candles = candles
-        self.update()
-
-    # -- time <-> x ---------------------------------------------------------------------
-    def x_of(self, ts: np.ndarray) -> np.ndarray:
-        """Candle-index x of epoch-ms times (fractional inside a candle; extrapolated past
-        either end on the timeframe grid)."""
-        c = self._candles
-        ts = np.asarray(ts, dtype=np.int64)
-        tf = c.timeframe.ms
-        idx = np.searchsorted(c.ts, ts, side="right") - 1
-        before = idx < 0
-        idx = np.maximum(idx, 0)
-        x = idx + (ts - c.ts[idx]) / tf
-        inside_gap = ~before & (idx < len(c) - 1)
-        x = np.where(inside_gap, np.minimum(x, idx + 1.0), x)
-        return x
-
-    def ts_of(self, x: float) -> int:
-        """Epoch ms at candle-index ``x`` (the inverse of ``x_of`` outside gaps)."""
-        c = self._candles
-        n = len(c)
-        tf = c.timeframe.ms
-        i = min(max(int(math.floor(x)), 0), n - 1)
-        return int(c.ts[i] + (x - i) * tf)
+    def x_of(self, ts):
+        """The x at which times (a number or an array) are drawn."""
+        return self._view_model.time_map.centre_x(ts)
 
     # -- painting -----------------------------------------------------------------------
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
-        c = self._candles
-        if c is None or not len(c) or self._bounds.isNull():
+        time_map = self._view_model.time_map
+        if not len(time_map) or self._bounds.isNull():
             return
         sx, dx, sy, dy = device_scale(p)
         r = self._bounds
-        x0, x1 = r.left(), r.right()
-        t_lo, t_hi = self.ts_of(x0 - 1), self.ts_of(x1 + 1)
+        # The times drawn (at x_of + 0.5) up to a candle beyond the bounds.
+        t_lo, t_hi = time_map.ts_of(r.left() - 1.5), time_map.ts_of(r.right() + 0.5)
         o = self._overlays
         p.save()
         p.resetTransform()
@@ -314,8 +287,7 @@ class OverlayItem(ViewSizedItem):
             p.strokePath(pg.arrayToQPath(xs, ys, connect="pairs"), pen)
 
     def _paint_ghost(self, p, ghost: Ghost, sx, dx, sy, dy) -> None:
-        x = float(self.x_of(np.array([ghost.ts]))[0])
-        cx = math.floor(sx * x + dx)
+        cx = math.floor(sx * self.x_of(ghost.ts) + dx)
         half = max(1, int(abs(sx) * 0.35))
         y = {k: round(sy * getattr(ghost, k) + dy) for k in ("open", "high", "low", "close")}
         fill = QtGui.QColor(ghost.color)
@@ -336,7 +308,8 @@ class OverlayItem(ViewSizedItem):
         win = self._window(cols, t_lo, t_hi)
         if win.stop <= win.start:
             return
-        px = np.floor(sx * self._overlays.markers.x(self, "ts")[win] + dx)
+        xs = self._overlays.markers.x(self._view_model.time_map, "ts")
+        px = np.floor(sx * xs[win] + dx)
         py = np.rint(sy * cols["price"][win] + dy)
         up = cols["up"][win]
         colors = cols["color_index"][win]
@@ -393,15 +366,16 @@ class OverlayItem(ViewSizedItem):
 
 
 class ChartOverlays:
-    """The overlay API of a chart (``chart.overlays``); see the module docstring."""
+    """The overlay API of a chart (``chart.overlays``), placed by its ``view_model``'s time
+    map; see the module docstring."""
 
-    def __init__(self):
+    def __init__(self, view_model: ChartViewModel):
         self.markers = _Table("ts")
         self.segments = _Table("ts0")
         self.labels = _Table("ts")
         self.ranges = _Table("ts0")
         self.ghost: Ghost | None = None
-        self.item = OverlayItem(self)
+        self.item = OverlayItem(self, view_model)
         self.item.setVisible(False)
         self._handles = itertools.count(1)
 
@@ -421,7 +395,8 @@ class ChartOverlays:
 
     def add_marker(self, ts: int, price: float, kind: str = "up", color=None,
                    text: str | None = None, group: str = DEFAULT_GROUP) -> int:
-        """A ▲ (``kind="up"``, under ``price``) or ▼ (``"down"``, above it) at candle time ``ts``."""
+        """A ▲ (``kind="up"``, under ``price``) or ▼ (``"down"``, above it) at candle time
+        ``ts``."""
         if kind not in ("up", "down"):
             raise ValueError(f"marker kind must be 'up' or 'down', not {kind!r}")
         up = kind == "up"

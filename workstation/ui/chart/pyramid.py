@@ -35,7 +35,7 @@ is off by at most a quarter of a pixel)."""
 class _Level:
     """One aggregation level: growable high/low/volume buffers of ``count`` buckets."""
 
-    __slots__ = ("high", "low", "volume", "count")
+    __slots__ = ("count", "high", "low", "volume")
 
     def __init__(self, capacity: int):
         capacity = max(_MIN_CAPACITY, capacity)
@@ -45,7 +45,7 @@ class _Level:
         self.count = 0
 
     @classmethod
-    def pairs_of(cls, high: np.ndarray, low: np.ndarray, volume: np.ndarray) -> "_Level":
+    def pairs_of(cls, high: np.ndarray, low: np.ndarray, volume: np.ndarray) -> _Level:
         """The level above ``(high, low, volume)``: each bucket joins two neighbours."""
         m, odd = divmod(len(high), 2)
         count = m + odd
@@ -207,10 +207,7 @@ class CandlePyramid:
             level = self.level_for(float(nonempty.min())) if nonempty.size else 0
         k = min(level, len(self._levels))
         high_k, low_k, volume_k, count = self._arrays(k)
-        if k:
-            buckets = np.minimum((edges + (1 << (k - 1))) >> k, count)
-        else:
-            buckets = edges
+        buckets = np.minimum((edges + (1 << (k - 1))) >> k, count) if k else edges
         keep = np.flatnonzero(buckets[1:] > buckets[:-1])
         b_start = buckets[keep]
         b_stop = buckets[keep + 1]

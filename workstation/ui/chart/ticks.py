@@ -1,8 +1,9 @@
 """Axis ticks: round prices for the price axis, round times (UTC or local) for the time axis.
 
 Pure numpy and ``time``: no Qt here. The time axis is gapless (x is the candle index), so a
-tick at a round time sits in the candle that contains it, at the fraction of the candle where
-that time falls; times that fall in a gap of the data get no tick.
+tick at a round time sits in the candle that contains it, placed like the crosshair's time
+(``TimeMap.centre_x``: a candle's open time at its centre); times that fall in a gap of the
+data get no tick.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import time
 from typing import NamedTuple
 
 import numpy as np
+
+from ...viewmodel import TimeMap
 
 _S = 1_000
 _M = 60 * _S
@@ -147,10 +150,8 @@ def time_ticks(ts: np.ndarray, timeframe_ms: int, i0: int, i1: int, px_per_candl
     if not inst.size:
         return []
     idx = np.searchsorted(ts, inst, side="right") - 1
-    offset = inst - ts[idx]
-    inside = (idx >= i0) & (offset < timeframe_ms)
-    inst, idx, offset = inst[inside], idx[inside], offset[inside]
-    x = idx + offset / timeframe_ms
+    inst = inst[(idx >= i0) & (inst - ts[idx] < timeframe_ms)]
+    x = TimeMap(ts, timeframe_ms).centre_x(inst)
     ticks: list[TimeTick] = []
     min_dx = 0.8 * spacing_px / px_per_candle
     last_x = -math.inf

@@ -22,6 +22,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QGridLayout, QLabel, QTabWidget, QVBoxLayout, QWidget
 
+from ...ml.events import BatchEnd, EpochEnd, RunStarted
+
 REDRAW_MS = 100  # one plot per tick: each of the five is redrawn at most twice a second
 AXIS_WIDTH, AXIS_HEIGHT = 52, 22  # px
 SMOOTHING = 0.8  # weight of the past in the smoothed training loss (debiased EMA)
@@ -198,8 +200,7 @@ class TrainingCurves(QWidget):
         """Add the training events of one delivery (drawn by the next ticks)."""
         s = self.series
         for event in events:
-            kind = event.kind
-            if kind == "BatchEnd":
+            if isinstance(event, BatchEnd):
                 m, x = event.metrics, event.step
                 s["loss_train"].add(x, m.loss)
                 s["loss_smooth"].add(x, self._smoothed(m.loss))
@@ -209,7 +210,7 @@ class TrainingCurves(QWidget):
                 s["samples_per_s"].add(x, event.samples_per_s)
                 self.baselines["candle_train"].set(m.candle_baseline)
                 self.baselines["trend_train"].set(m.trend_baseline)
-            elif kind == "EpochEnd":
+            elif isinstance(event, EpochEnd):
                 v, x = event.val, event.step
                 s["loss_val"].add(x, v.loss)
                 s["candle_val"].add(x, _percent(v.candle_acc))
@@ -324,10 +325,9 @@ class MetricReadout(QWidget):
     def add_events(self, events) -> None:
         v = self.values
         for event in events:
-            kind = event.kind
-            if kind == "RunStarted":
+            if isinstance(event, RunStarted):
                 self._epochs = int(event.train_config.get("epochs") or 0) or None
-            elif kind == "BatchEnd":
+            elif isinstance(event, BatchEnd):
                 m = event.metrics
                 v["epoch"].setText(self._epoch_text(event.epoch + 1, event.batch,
                                                     event.batches_per_epoch))
@@ -338,7 +338,7 @@ class MetricReadout(QWidget):
                 self._train = {"candle": (m.candle_acc, m.candle_baseline),
                                "trend": (m.trend_acc, m.trend_baseline)}
                 self._accuracies()
-            elif kind == "EpochEnd":
+            elif isinstance(event, EpochEnd):
                 v["val_loss"].setText(fmt(event.val.loss))
                 self._val = {"candle": (event.val.candle_acc, event.val.candle_baseline),
                              "trend": (event.val.trend_acc, event.val.trend_baseline)}

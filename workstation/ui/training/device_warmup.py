@@ -1,83 +1,19 @@
-"""Import torch and wake the GPU off the GUI thread, and list the devices for the picker.
-
-Importing torch takes seconds and the first CUDA call stalls its thread for 30-200 ms, so the
-window opens first and shows "preparing device" until ``DeviceWarmup.ready`` arrives. The
-warm-up also imports the training modules and takes one training step of a tiny model on the
-default device: the first AdamW imports ``torch._dynamo`` (about a second, with pauses of
-200 ms in which no other thread gets the GIL) and the first step picks kernels. Done here, at
-startup, none of that stalls the GUI while a run starts.
-"""
+"""Runs ``ml.device.warm_up`` (import torch, list the devices, one training step) on its own
+thread, so the window opens first and shows "preparing device" until ``DeviceWarmup.ready``
+arrives; none of that work then stalls the GUI while a run starts."""
 
 from __future__ import annotations
 
 import logging
-import os
 import time
 import traceback
-from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from ...ml.device import DeviceChoice, warm_up
 from .worker import ThreadWorker, WorkerThread
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class DeviceChoice:
-    """One entry of the device picker: ``spec`` is what ``resolve_device`` takes."""
-
-    spec: str
-    label: str
-    total_mb: float | None
-
-
-def list_devices() -> list[DeviceChoice]:
-    """Each CUDA device by name, then the CPU (imports torch: call it off the GUI thread)."""
-    import torch
-
-    out = []
-    if torch.cuda.is_available():
-        for i in range(torch.cuda.device_count()):
-            props = torch.cuda.get_device_properties(i)
-            out.append(DeviceChoice(f"cuda:{i}", f"cuda:{i} — {props.name} "
-                                                 f"({props.total_memory / 2**30:.1f} GiB)",
-                                    props.total_memory / 2**20))
-    out.append(DeviceChoice("cpu", f"CPU ({os.cpu_count()} cores)", None))
-    return out
-
-
-def training_step(device) -> None:
-    """One optimizer step of a tiny model on ``device``, the way the trainer takes it."""
-    import torch
-
-    from ...ml.device import prepare_thread, synchronize
-    from ...ml.model import TradingTransformer, preset_config
-
-    prepare_thread(device)
-    model = TradingTransformer(preset_config("tiny", seq_len=16)).to(device)
-    fused = {"fused": True} if device.type == "cuda" else {"foreach": True}
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, **fused)
-    x = torch.randn(2, 16, model.config.n_features, device=device)
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
-    with autocast:
-        out = model(x)
-    (out.candle_logits.float().square().mean() + out.return_mean.float().square().mean()
-     ).backward()
-    torch.nn.utils.clip_grad_norm_(list(model.parameters()), 1.0, foreach=True)
-    optimizer.step()
-    synchronize(device)
-
-
-def warm_up() -> list[DeviceChoice]:
-    """Import the training stack, list the devices and take a first step on the default one."""
-    import torch
-
-    from ...ml import checkpoints, online, trainer  # noqa: F401 - imported off the GUI thread
-
-    devices = list_devices()
-    training_step(torch.device(devices[0].spec))
-    return devices
 
 
 class _WarmupWorker(ThreadWorker):

@@ -4,18 +4,18 @@ a run is active.
 CUDA: allocated, reserved and peak memory of the torch allocator against the GPU's total, and
 the GPU's utilisation from NVML when ``pynvml`` is installed. CPU: the process's RAM and peak
 RAM against the machine's, and the process's CPU use. A value that cannot be read shows "—".
-Sampling reads counters only (no device synchronisation), so it is cheap on the GUI thread.
+The numbers come from ``ml.device`` (counters only, no device synchronisation: cheap on the
+GUI thread); this widget only shows them.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 
-import psutil
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
 
+from ...ml.device import UtilisationSampler, memory_stats
 from .curves import NO_DATA
 
 log = logging.getLogger(__name__)
@@ -81,8 +81,7 @@ class DeviceGauges(QWidget):
         grid.setColumnStretch(1, 1)
         self.spec: str | None = None
         self.samples = 0
-        self._nvml_ok = True
-        self._process = psutil.Process(os.getpid())
+        self._utilisation = UtilisationSampler()
         self._timer = QTimer(self)
         self._timer.setInterval(INTERVAL_MS)
         self._timer.timeout.connect(self.sample)
@@ -106,7 +105,7 @@ class DeviceGauges(QWidget):
     def start(self) -> None:
         if self.spec is None:
             return
-        self._process.cpu_percent(None)  # starts the CPU-use interval
+        self._utilisation.restart()
         self.sample()
         self._timer.start()
 
@@ -117,13 +116,8 @@ class DeviceGauges(QWidget):
         """Read the device's memory counters (and utilisation) and show them."""
         if self.spec is None:
             return
-        from ...ml.device import memory_stats  # torch is loaded by now (device warm-up)
-
-        import torch
-
-        device = torch.device(self.spec)
         try:
-            stats = memory_stats(device)
+            stats = memory_stats(self.spec)
         except Exception as exc:  # noqa: BLE001 - a gauge must not break the panel
             log.warning("cannot read the memory of %s: %s", self.spec, exc)
             for gauge in (self.allocated, self.reserved, self.peak):
@@ -133,18 +127,7 @@ class DeviceGauges(QWidget):
         self.allocated.show_mb(stats.allocated_mb, stats.total_mb)
         self.reserved.show_mb(stats.reserved_mb, stats.total_mb)
         self.peak.show_mb(stats.peak_mb, stats.total_mb)
-        self.utilisation.show_percent(self._utilisation(device))
-
-    def _utilisation(self, device) -> float | None:
-        if device.type != "cuda":
-            return self._process.cpu_percent(None) / (os.cpu_count() or 1)
-        if not self._nvml_ok:
-            return None
-        import torch
-
-        try:
-            return float(torch.cuda.utilization(device))
-        except Exception as exc:  # noqa: BLE001 - NVML (pynvml) is optional
-            self._nvml_ok = False
-            log.info("GPU utilisation is not shown: %s", exc)
-            return None
+        gpu_error = self._utilisation.gpu_error
+        self.utilisation.show_percent(self._utilisation.sample(self.spec))
+        if gpu_error is None and self._utilisation.gpu_error is not None:
+            log.info("GPU utilisation is not shown: %s", self._utilisation.gpu_error)

@@ -23,28 +23,64 @@ from collections import Counter
 from dataclasses import fields
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox, QFormLayout,
-                               QGridLayout, QGroupBox, QLabel, QMessageBox, QPlainTextEdit,
-                               QScrollArea, QSizePolicy, QSpinBox, QSplitter, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from ...errors import WorkstationError
+from ...ml.device import DeviceChoice
+from ...ml.events import (
+    BatchEnd,
+    CheckpointSaved,
+    EpochEnd,
+    Failed,
+    Finished,
+    LiveEnded,
+    LiveReady,
+    LiveSaved,
+    LiveStep,
+    RunStarted,
+)
+from ...ml.job import TrainingRequest
+from ...ml.live import CandleSnapshot, LiveJob
 from ...paths import AppPaths
 from ..live_data import LiveData
 from ..resources import icon
 from ..shortcuts import Command, create_actions, register
 from .curves import MetricReadout, TrainingCurves, fmt, pct
-from .device_warmup import DeviceChoice, DeviceWarmup
+from .device_warmup import DeviceWarmup
 from .gauges import DeviceGauges
 from .prediction_overlay import PredictionOverlay
-from .worker import (CandleSnapshot, LiveJob, LiveWorker, ProgressRelay, TrainingJob,
-                     TrainingWorker, WorkerThread, collect_garbage_on_gui_thread)
+from .worker import (
+    LiveWorker,
+    ProgressRelay,
+    TrainingJob,
+    TrainingWorker,
+    WorkerThread,
+    collect_garbage_on_gui_thread,
+)
 
 log = logging.getLogger(__name__)
 STATES = ("idle", "preparing", "training", "live", "stopping", "failed")
 WARMUP_DELAY_MS = 400  # after the window has shown (torch import would slow its start)
 _STATE_COLORS = {"idle": "#b2b5be", "preparing": "#f5a623", "training": "#26a69a",
                  "live": "#42a5f5", "stopping": "#f5a623", "failed": "#ef5350"}
-LIVE_TAIL_MARGIN = 64  # candles beyond what the learner needs, so its windows start inside
 
 TRAIN = "Training"
 COMMANDS: tuple[Command, ...] = (
@@ -123,8 +159,7 @@ class TrainingSettings(QGroupBox):
 
     def fill(self, devices: list[DeviceChoice]) -> None:
         """Called once torch is loaded (device warm-up): presets, defaults and devices."""
-        from ...ml.model import PRESETS
-        from ...ml.trainer import TrainConfig
+        from ...ml.config import PRESETS, TrainConfig
 
         defaults = TrainConfig()
         self._has_precision_switch = "mixed_precision" in {f.name for f in fields(TrainConfig)}
@@ -145,7 +180,7 @@ class TrainingSettings(QGroupBox):
     def _preset_chosen(self, name: str) -> None:
         if not name:
             return
-        from ...ml.model import PRESETS
+        from ...ml.config import PRESETS
 
         config = PRESETS[name]
         self.seq_len.setValue(config.seq_len)
@@ -183,7 +218,7 @@ class TrainingDock(QDockWidget):
     """See the module docstring.
 
     Public: ``state`` (one of ``STATES``) and ``state_changed(str)``; ``detail`` (the words
-    shown beside the state); ``actions`` (command id -> QAction, for the Train menu);
+    shown beside the state); ``command_actions`` (command id -> QAction, for the Train menu);
     ``current_run_id``; ``shutdown(timeout_s)``; ``warmup`` (the ``DeviceWarmup``, started by
     the dock); ``device_text_changed(str)`` for a status bar.
     """
@@ -208,7 +243,6 @@ class TrainingDock(QDockWidget):
         self._runner: WorkerThread | None = None
         self._then = None  # what to do once the running worker has ended
         self._epochs: int | None = None
-        self._live_history = 0
         self._live_ready = False
         self._live_mode = ""
         self._live_steps = 0
@@ -217,7 +251,7 @@ class TrainingDock(QDockWidget):
         self.relay = ProgressRelay(self)
         self.relay.delivered.connect(self._on_delivered)
         self._build()
-        self.actions = create_actions(self, {
+        self.command_actions = create_actions(self, {
             "train.start": self.start_training,
             "train.live": self.start_live,
             "train.live_train": self.start_live_training,
@@ -226,7 +260,7 @@ class TrainingDock(QDockWidget):
             "train.resume": self.resume,
             "train.clear": self.clear_checkpoints,
         }, context=Qt.WindowShortcut)
-        for command_id, action in self.actions.items():
+        for command_id, action in self.command_actions.items():
             action.setIcon(icon(_ICONS[command_id]))
             self.buttons[command_id].setDefaultAction(action)
         live_data.candle_closed.connect(self._on_candle_closed)
@@ -238,7 +272,10 @@ class TrainingDock(QDockWidget):
         # torch loads on its own thread, but its import holds the GIL for long stretches:
         # let the window appear first.
         self._shut_down = False
-        QTimer.singleShot(WARMUP_DELAY_MS, self._start_warmup)
+        self._warmup_delay = QTimer(self)
+        self._warmup_delay.setSingleShot(True)
+        self._warmup_delay.timeout.connect(self._start_warmup)
+        self._warmup_delay.start(WARMUP_DELAY_MS)
 
     def _start_warmup(self) -> None:
         if not self._shut_down:
@@ -341,7 +378,7 @@ class TrainingDock(QDockWidget):
             "train.resume": ready and idle,
             "train.clear": ready and self.state != "stopping",
         }
-        for command_id, action in self.actions.items():
+        for command_id, action in self.command_actions.items():
             action.setEnabled(enabled[command_id])
         self.settings.setEnabled(ready and idle)
 
@@ -395,16 +432,17 @@ class TrainingDock(QDockWidget):
         """Continue the newest run that can be resumed (the current one first)."""
         if not self._can_start():
             return
-        found = self._resumable_run()
-        if found is None:
+        store = self._store()
+        point = store.newest_resumable(self.current_run_id)
+        if point is None:
             self._refuse("nothing to resume: no run with a training checkpoint was found")
             return
-        run_id, done = found
-        if done >= self.settings.epochs.value():
-            self._refuse(f"run {run_id} has already trained {done} epochs; raise Epochs above "
-                         f"{done} to continue it")
+        try:
+            store.check_resumable(point.run_id, self.settings.epochs.value())
+        except WorkstationError as exc:
+            self._refuse(str(exc))
             return
-        self._start_training(resume_run=run_id)
+        self._start_training(resume_run=point.run_id)
 
     def start_live(self) -> None:
         """Predict each closed candle with the latest trained model."""
@@ -451,6 +489,7 @@ class TrainingDock(QDockWidget):
         warm-up threads, and stop the gauges. True if every thread has ended in time."""
         deadline = time.monotonic() + max(0.0, timeout_s)
         self._shut_down = True
+        self._warmup_delay.stop()
         self._then = None
         ok = True
         if self.busy:
@@ -492,21 +531,6 @@ class TrainingDock(QDockWidget):
             return None
         return snapshot
 
-    def _resumable_run(self) -> tuple[str, int] | None:
-        """The current run, else the newest, that has a resume position; with its epochs."""
-        from ...ml.checkpoints import CheckpointError, read_meta
-
-        store = self._store()
-        candidates = [self.current_run_id] + list(reversed(store.run_ids()))
-        for run_id in dict.fromkeys(r for r in candidates if r):
-            try:
-                meta = read_meta(store.snapshot_dir(run_id))
-            except CheckpointError:
-                continue
-            if "resume" in meta:
-                return run_id, int(meta["resume"]["epoch"])
-        return None
-
     def _begin(self, worker, detail: str) -> None:
         self.error_box.hide()
         self.last_error = None
@@ -523,12 +547,12 @@ class TrainingDock(QDockWidget):
         key = self.live_data.key
         run_id = resume_run or self._store().new_run_id()
         s = self.settings
-        job = TrainingJob(run_id=run_id, candles=snapshot, provenance=key.provenance,
-                          symbol=key.symbol, device=s.device_spec(),
-                          checkpoints_root=self.paths.checkpoints_dir,
-                          preset=s.preset.currentText(), model_overrides=s.model_overrides(),
-                          train_overrides=s.train_overrides(),
-                          annotations_db=self.paths.annotations_db, resume=resume_run is not None)
+        request = TrainingRequest(preset=s.preset.currentText(),
+                                  model_overrides=s.model_overrides(),
+                                  train_overrides=s.train_overrides(), device=s.device_spec(),
+                                  resume_run=resume_run)
+        job = TrainingJob(request, snapshot, key, run_id, self.paths.checkpoints_dir,
+                          self.paths.annotations_db)
         self.current_run_id = run_id
         self.provenance = key.provenance
         self._show_run()
@@ -567,10 +591,7 @@ class TrainingDock(QDockWidget):
                     f"{s.device_spec()}")
 
     def _live_source_run(self) -> str | None:
-        store = self._store()
-        if self.current_run_id and (store.run_dir(self.current_run_id) / "latest.json").is_file():
-            return self.current_run_id
-        return store.latest_run_id()
+        return self._store().newest_with_checkpoint(self.current_run_id)
 
     def _clear_now(self) -> None:
         runs, freed = self._store().clear()
@@ -596,48 +617,49 @@ class TrainingDock(QDockWidget):
     def _on_delivered(self, items: list) -> None:
         training = []
         for item in items:
-            name = type(item).__name__
-            self.events_seen[name] += 1
-            if name in ("BatchEnd", "EpochEnd", "RunStarted"):
-                training.append(item)
-                self._progress(item)
-            elif name == "CheckpointSaved":
-                log.info("checkpoint (%s) of run %s: %s", item.reason, item.run_id, item.path)
-            elif name == "LiveStep":
-                if item.generation == self._generation:
+            self.events_seen[type(item).__name__] += 1
+            match item:
+                case RunStarted() | BatchEnd() | EpochEnd():
+                    training.append(item)
+                    self._progress(item)
+                case CheckpointSaved():
+                    log.info("checkpoint (%s) of run %s: %s", item.reason, item.run_id,
+                             item.path)
+                case LiveStep(generation=generation) if generation == self._generation:
                     self._live_step(item.step)
-            elif name == "LiveReady":
-                self._live_started(item)
-            elif name == "LiveSaved":
-                self.current_run_id = item.run_id
-                self._show_run()
+                case LiveReady():
+                    self._live_started(item)
+                case LiveSaved():
+                    self.current_run_id = item.run_id
+                    self._show_run()
         if training:
             self.readout.add_events(training)
             self.curves.add_events(training)
 
     def _progress(self, event) -> None:
-        name = type(event).__name__
         if self.state == "stopping":
             return
-        if name == "RunStarted":
-            self.provenance = event.provenance
-            self._show_run()
-            resumed = f", resumed at step {event.start_step}" if event.resumed_from else ""
-            self._set_state("training", f"{event.n_params:,} parameters on {event.device}; "
-                                        f"{event.train_windows} training / {event.val_windows} "
-                                        f"validation windows{resumed}")
-            self._epochs = event.train_config.get("epochs")
-        elif name == "BatchEnd":
-            self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} · batch "
-                                        f"{event.batch}/{event.batches_per_epoch} · step "
-                                        f"{event.step} · loss {fmt(event.metrics.loss)}")
-        elif name == "EpochEnd":
-            self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} done · "
-                                        f"validation loss {fmt(event.val.loss)}"
-                                        + (" (best)" if event.is_best else ""))
+        match event:
+            case RunStarted():
+                self.provenance = event.provenance
+                self._show_run()
+                resumed = (f", resumed at step {event.start_step}" if event.resumed_from
+                           else "")
+                self._set_state("training", f"{event.n_params:,} parameters on "
+                                            f"{event.device}; {event.train_windows} training "
+                                            f"/ {event.val_windows} validation windows"
+                                            f"{resumed}")
+                self._epochs = event.train_config.get("epochs")
+            case BatchEnd():
+                self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} · batch "
+                                            f"{event.batch}/{event.batches_per_epoch} · step "
+                                            f"{event.step} · loss {fmt(event.metrics.loss)}")
+            case EpochEnd():
+                self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} done · "
+                                            f"validation loss {fmt(event.val.loss)}"
+                                            + (" (best)" if event.is_best else ""))
 
     def _live_started(self, ready) -> None:
-        self._live_history = ready.history
         self._live_ready = True
         model = f"run {ready.source_run}" if ready.source_run else "a fresh model"
         mode = "predicting with per-candle training" if ready.train else "predicting"
@@ -681,20 +703,20 @@ class TrainingDock(QDockWidget):
         self._runner = None
         self._live_ready = False
         outcome = runner.worker.outcome
-        name = type(outcome).__name__
-        if name == "Failed":
-            self._show_failure(outcome.message, outcome.traceback)
-        elif name == "Finished":
-            self._set_state("idle", f"run {outcome.run_id} {outcome.status} after "
-                                    f"{outcome.step} steps · best validation loss "
-                                    f"{fmt(outcome.best_val_loss)}")
-        elif name == "LiveEnded":
-            if self.overlay is not None:
-                self.overlay.clear()
-            self._set_state("idle", f"live mode ended after {outcome.predictions} predictions "
-                                    f"and {outcome.steps} training steps")
-        else:
-            self._show_failure("the worker ended without a result", "(see the log)")
+        match outcome:
+            case Failed():
+                self._show_failure(outcome.message, outcome.traceback)
+            case Finished():
+                self._set_state("idle", f"run {outcome.run_id} {outcome.status} after "
+                                        f"{outcome.step} steps · best validation loss "
+                                        f"{fmt(outcome.best_val_loss)}")
+            case LiveEnded():
+                if self.overlay is not None:
+                    self.overlay.clear()
+                self._set_state("idle", f"live mode ended after {outcome.predictions} "
+                                        f"predictions and {outcome.steps} training steps")
+            case _:
+                self._show_failure("the worker ended without a result", "(see the log)")
         then, self._then = self._then, None
         if then is not None:
             then()
@@ -716,17 +738,5 @@ class TrainingDock(QDockWidget):
             self._submit_live()
 
     def _submit_live(self) -> None:
-        """Hand the worker the closed candles it needs: from ``history`` candles before the
-        newest one it has seen (of this series) to the newest closed one."""
-        worker = self._runner.worker
-        candles = self.live_data.candles
-        n = len(candles) if candles.last_closed else len(candles) - 1
-        if n < 1:
-            return
-        seen = worker.processed
-        at = n - 1
-        if seen is not None and seen[0] == self._generation:
-            at = min(max(candles.index_of(seen[1]), 0), n - 1)
-        start = max(0, at - self._live_history - LIVE_TAIL_MARGIN)
-        worker.submit(CandleSnapshot.of(candles, start), self._generation)
-
+        """Offer the live session the newest closed candles (it picks the window it needs)."""
+        self._runner.worker.session.offer(self.live_data.candles, self._generation)

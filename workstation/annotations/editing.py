@@ -1,0 +1,145 @@
+"""The annotation tool's rules: the state machine that turns a cursor candle into trades and
+regions (no Qt, no store).
+
+Keyboard: ``open`` (L/S) starts a pending long/short entry at the cursor candle's close,
+``close`` (X or Enter) turns it into a ``Trade`` at the cursor candle's close; ``cancel`` (Esc)
+drops the pending entry (or the mark); ``set_mark`` (M) and ``label`` (1/2/3) make a ``Region``
+from the mark to the cursor (either order), which clears the mark. ``click`` (when "Click to
+annotate" is on) opens an entry in the last direction chosen (long until one was chosen), and
+the next click closes it.
+
+A trade must close on a later candle than it opened, and may not be held at the same time as
+another trade of its market on any timeframe (``overlap``, the rule training and imports use
+too); a refusal names the other trade. Each method checks a request and returns the annotation
+to write, or raises ``ToolRefused`` with a message for the trader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..errors import WorkstationError
+from ..market.candles import Candles
+from ..market.series import MarketKey
+from .model import Direction, Region, RegionLabel, Trade
+from .overlap import describe_trade, overlapping
+
+
+class ToolRefused(WorkstationError):
+    """A tool request that cannot be done as asked; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class PendingEntry:
+    """An opened, not yet closed, trade: entry at ``price`` on the candle opening at ``ts``."""
+
+    direction: Direction
+    ts: int
+    price: float
+
+
+@dataclass(frozen=True)
+class Mark:
+    """The start of a range to label: the candle opening at ``ts``."""
+
+    ts: int
+
+
+def _candle(candles: Candles | None, index: int) -> tuple[int, float, int]:
+    """Open time, close and timeframe length (ms) of candle ``index``, or a refusal."""
+    if candles is None or not len(candles):
+        raise ToolRefused("No candles on the chart: open a data source first")
+    if not 0 <= index < len(candles):
+        raise ToolRefused("Put the cursor on a candle first")
+    return int(candles.ts[index]), float(candles.close[index]), candles.timeframe.ms
+
+
+class AnnotationTools:
+    """The pending entry, the mark and the last chosen direction, and the rules that turn
+    them plus a cursor candle into annotations (see the module docstring). ``trades`` are the
+    market's trades on every timeframe."""
+
+    def __init__(self):
+        self.pending: PendingEntry | None = None
+        self.mark: Mark | None = None
+        self.direction = Direction.LONG
+
+    def reset(self) -> None:
+        """Forget the pending entry and the mark (another series is shown)."""
+        self.pending = None
+        self.mark = None
+
+    def open(self, direction: Direction | str, candles: Candles | None, index: int,
+             trades: Iterable[Trade] = ()) -> PendingEntry:
+        """Open (or move) the pending entry at the close of candle ``index``."""
+        direction = Direction(direction)
+        ts, price, timeframe_ms = _candle(candles, index)
+        acted = ts + timeframe_ms
+        for trade in trades:
+            start, end = trade.held
+            if start <= acted < end:
+                raise ToolRefused(
+                    f"The cursor candle's close is inside the {describe_trade(trade)}; move "
+                    "past its exit (or delete it with Del) to open another")
+        self.direction = direction
+        self.pending = PendingEntry(direction, ts, price)
+        return self.pending
+
+    def close(self, candles: Candles | None, index: int, market: MarketKey, timeframe: str,
+              trades: Iterable[Trade] = ()) -> Trade:
+        """The trade from the pending entry to the close of candle ``index``; the pending entry
+        is used up only when the trade is valid."""
+        pending = self.pending
+        if pending is None:
+            raise ToolRefused("No open entry to close: press L (long) or S (short) first")
+        ts, price, _ = _candle(candles, index)
+        if ts <= pending.ts:
+            raise ToolRefused("Move the cursor to a candle after the entry to close the trade "
+                              "(Esc cancels the entry)")
+        trade = Trade(market=market.kind, symbol=market.symbol, timeframe=timeframe,
+                      direction=pending.direction, entry_ts=pending.ts,
+                      entry_price=pending.price, exit_ts=ts, exit_price=price)
+        other = overlapping(trades, trade)
+        if other is not None:
+            raise ToolRefused(f"This trade would overlap the {describe_trade(other)}; close "
+                              "before it starts or delete it first")
+        self.pending = None
+        return trade
+
+    def cancel(self) -> str | None:
+        """Drop the pending entry, else the mark; says which ("entry", "mark" or None)."""
+        if self.pending is not None:
+            self.pending = None
+            return "entry"
+        if self.mark is not None:
+            self.mark = None
+            return "mark"
+        return None
+
+    def set_mark(self, candles: Candles | None, index: int) -> Mark:
+        ts, _, _ = _candle(candles, index)
+        self.mark = Mark(ts)
+        return self.mark
+
+    def label(self, label: RegionLabel | str, candles: Candles | None, index: int,
+              market: MarketKey, timeframe: str) -> Region:
+        """The region from the mark to candle ``index`` (inclusive, either order) with
+        ``label``; the mark is used up."""
+        if self.mark is None:
+            raise ToolRefused("No mark: press M on the first candle of the range, move the "
+                              "cursor to its last candle, then 1 / 2 / 3")
+        ts, _, _ = _candle(candles, index)
+        start, end = sorted((self.mark.ts, ts))
+        region = Region(market=market.kind, symbol=market.symbol, timeframe=timeframe,
+                        start_ts=start, end_ts=end, label=label)
+        self.mark = None
+        return region
+
+    def click(self, candles: Candles | None, index: int, market: MarketKey, timeframe: str,
+              trades: Iterable[Trade] = ()) -> PendingEntry | Trade:
+        """A click in click-to-annotate mode: opens an entry in the last chosen direction,
+        or closes the pending one."""
+        if self.pending is None:
+            return self.open(self.direction, candles, index, trades)
+        return self.close(candles, index, market, timeframe, trades)

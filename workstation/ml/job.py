@@ -1,0 +1,154 @@
+"""The one way a training run is put together, for the command line and the window alike.
+
+``TrainingRequest`` says how to train as plain values: a preset and overrides, the device,
+or a run to resume. ``plan`` checks it and settles every setting without importing torch, so
+a bad argument is refused at once, before any data is read: an unknown preset or setting, a
+device name that is not one, a run that cannot be resumed ("already trained N epochs").
+``build`` then turns the plan and a series' candles (named by its ``SeriesKey``) into the
+dataset, the model's ``Trainer`` and the provenance the checkpoints record: the action
+targets come from the annotations of exactly the series' market (a demo series trains on the
+demo marks of its symbol, a real series on the real ones, never the other's), and a market
+whose trades overlap is refused with one message naming every pair. The caller runs
+``PreparedRun.trainer.run()`` on the thread it likes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..annotations.model import Annotation
+from ..annotations.overlap import check_no_overlaps
+from ..errors import WorkstationError
+from ..market.candles import Candles
+from ..market.series import MarketKey, SeriesKey
+from .checkpoints import CheckpointStore, ResumePoint, read_meta
+from .config import TradingTransformerConfig, TrainConfig, preset_config
+from .device import check_device_spec
+from .features import FeatureSpec
+from .targets import TargetSpec
+
+if TYPE_CHECKING:
+    from .dataset import TrainingData
+    from .trainer import Trainer
+
+
+@dataclass(frozen=True)
+class TrainingRequest:
+    """How to train (see the module docstring). ``model_overrides`` and ``target_overrides``
+    replace fields of the preset's model and of the default targets, ``train_overrides``
+    fields of ``TrainConfig`` (None values are ignored). With ``resume_run`` the run's own
+    settings apply and only ``epochs`` (the new total) is taken from ``train_overrides``."""
+
+    preset: str = "tiny"
+    model_overrides: dict = field(default_factory=dict)
+    train_overrides: dict = field(default_factory=dict)
+    target_overrides: dict = field(default_factory=dict)
+    device: str = "auto"
+    resume_run: str | None = None
+    use_annotations: bool = True
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """Every setting of a run, checked; ``resume`` is where a resumed run continues."""
+
+    request: TrainingRequest
+    model_config: TradingTransformerConfig
+    train_config: TrainConfig
+    feature_spec: FeatureSpec
+    target_spec: TargetSpec
+    device: str
+    resume: ResumePoint | None = None
+
+
+@dataclass
+class PreparedRun:
+    """A run ready to start: ``trainer.run()`` trains it. ``annotations`` is how many of the
+    market's annotations gave the action targets (0: the action head is masked)."""
+
+    plan: TrainingPlan
+    trainer: Trainer
+    data: TrainingData
+    annotations: int
+    market: MarketKey
+
+
+def _given(values: dict) -> dict:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def plan(request: TrainingRequest, store: CheckpointStore | None) -> TrainingPlan:
+    """Check ``request`` and settle its settings (no torch); see the module docstring."""
+    device = check_device_spec(request.device)
+    train_overrides = _given(request.train_overrides)
+    if request.resume_run is not None:
+        if store is None:
+            raise WorkstationError("resuming a run needs its checkpoint store")
+        point = store.check_resumable(request.resume_run, train_overrides.get("epochs"))
+        model, features, targets = store.settings(request.resume_run)
+        meta = read_meta(store.snapshot_dir(request.resume_run))
+        train = TrainConfig.from_dict(dict(
+            meta["train_config"], epochs=train_overrides.get("epochs", point.total_epochs)))
+        return TrainingPlan(request, model, train, features, targets, device, point)
+    model = preset_config(request.preset, **_given(request.model_overrides))
+    return TrainingPlan(request, model, TrainConfig(**train_overrides), FeatureSpec(),
+                        TargetSpec(**_given(request.target_overrides)), device)
+
+
+def market_annotations(db: Path | None, market: MarketKey) -> list[Annotation]:
+    """The annotations of ``market`` (every timeframe) in the store file ``db``; none if the
+    file does not exist yet."""
+    if db is None or not Path(db).is_file():
+        return []
+    from ..annotations.store import AnnotationStore
+
+    with AnnotationStore(db) as store:
+        return store.list(market=market)
+
+
+def action_codes(annotations: list[Annotation], candles: Candles) -> np.ndarray | None:
+    """Per-candle action codes for ``candles`` from a market's annotations (None: none); the
+    market's trades must not overlap anywhere (``annotations.overlap``)."""
+    if not annotations:
+        return None
+    from ..annotations.targets import action_targets
+
+    check_no_overlaps(annotations, "training refuses this market: trades overlap")
+    return action_targets(annotations, candles.ts, candles.timeframe).actions.astype(np.int64)
+
+
+def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
+          store: CheckpointStore | None, annotations_db: Path | None, on_event: Callable,
+          stop: threading.Event, run_id: str | None = None, save: bool = True
+          ) -> PreparedRun:
+    """The dataset, the trainer and the provenance of a planned run on ``candles`` (closed
+    candles of ``series``); imports torch. Checkpoints go to ``store`` unless ``save`` is
+    False (or there is no store); a resumed run is read from it."""
+    from .dataset import TrainingData
+    from .device import resolve_device
+    from .trainer import Trainer
+
+    request = training.request
+    device = resolve_device(training.device)
+    loaded = None
+    if training.resume is not None:
+        if store is None:
+            raise WorkstationError("resuming a run needs its checkpoint store")
+        loaded = store.load(training.resume.run_id)
+    market = series.market
+    annotations = (market_annotations(annotations_db, market) if request.use_annotations
+                   else [])
+    data = TrainingData.from_candles(candles, actions=action_codes(annotations, candles),
+                                     feature_spec=training.feature_spec,
+                                     target_spec=training.target_spec)
+    trainer = Trainer(training.model_config, training.train_config, data, device,
+                      on_event=on_event, stop=stop, checkpoints=store if save else None,
+                      run_id=request.resume_run or run_id, series=series,
+                      resume_from=loaded)
+    return PreparedRun(training, trainer, data, len(annotations), market)

@@ -1,0 +1,188 @@
+"""Live mode without Qt: ``LiveSession`` runs an ``OnlineLearner`` over a series that grows.
+
+The session owns everything live mode decides: which candles the learner sees (the window of
+history it needs before the newest candle it has not processed, plus a margin), coalescing
+(snapshots offered while a step runs replace each other; the learner then processes the
+candles it missed as one step and says so), resetting the learner when another series is
+shown (a new ``generation``; results carry their generation, so the window drops those of a
+series it no longer shows), and maturing predictions (the learner settles each one once its
+outcome candle has closed). The window only runs ``run()`` on a worker thread, hands it each
+newest candles with ``offer`` and shows the events it reports (``events.LiveReady``,
+``LiveStep``, ``LiveSaved``, then ``LiveEnded`` or ``Failed``). Stop it with ``stop`` (a
+``threading.Event``); a session that trained saves its model as a new run when it ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import WorkstationError
+from ..market.candles import Candles
+from ..market.timeframes import Timeframe
+from .events import Failed, LiveEnded, LiveReady, LiveSaved, LiveStep
+
+log = logging.getLogger(__name__)
+TAIL_MARGIN = 64  # candles offered beyond what the learner needs, so its windows start inside
+
+
+@dataclass(frozen=True)
+class LiveJob:
+    """Live inference, with per-candle training when ``train``. The model starts from the
+    latest checkpoint of ``source_run`` (its settings apply), or fresh from ``preset`` and
+    ``model_overrides`` when ``source_run`` is None (only with training). With training, the
+    learned model is saved as a new run of ``checkpoints_root`` when live mode ends."""
+
+    device: str
+    train: bool
+    checkpoints_root: Path
+    provenance: str
+    source_run: str | None = None
+    preset: str = "tiny"
+    model_overrides: dict = field(default_factory=dict)
+    lr: float = 1e-4
+
+
+@dataclass(frozen=True)
+class CandleSnapshot:
+    """Closed candles of a live series, as column views taken on the offering thread and
+    copied on the session's. The live series never writes those rows again (an update changes
+    the forming candle after them, an append writes after them, growing copies into new
+    buffers), so the views stay valid and unchanged without copying where they are taken."""
+
+    columns: tuple[np.ndarray, ...]
+    timeframe: Timeframe
+
+    @classmethod
+    def of(cls, candles: Candles, start: int = 0) -> CandleSnapshot:
+        n = len(candles) if candles.last_closed else len(candles) - 1
+        start = min(max(0, int(start)), max(n, 0))
+        return cls(tuple(col[start:n] for col in candles.columns()), candles.timeframe)
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def candles(self) -> Candles:
+        return Candles.from_columns(self.columns, self.timeframe, validate=False)
+
+
+def _failure_message(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, WorkstationError) else f"{type(exc).__name__}: {exc}"
+
+
+class LiveSession:
+    """See the module docstring. ``offer`` may be called from any thread; ``processed`` is
+    ``(generation, ts)`` of the newest candle the learner has seen (None before the first);
+    ``outcome`` is the final event once ``run`` has returned; ``run_id`` the run it saved."""
+
+    def __init__(self, job: LiveJob, on_event: Callable[[object], None],
+                 stop: threading.Event | None = None):
+        self.job = job
+        self.on_event = on_event
+        self.stop = stop or threading.Event()
+        self.processed: tuple[int, int] | None = None
+        self.history: int | None = None  # known once the learner is built
+        self.outcome: LiveEnded | Failed | None = None
+        self.run_id: str | None = None
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._pending: tuple[int, CandleSnapshot] | None = None
+
+    # -- the offering side ----------------------------------------------------------------------
+    def window_start(self, candles: Candles, generation: int) -> int:
+        """The first candle to offer: ``history`` (plus a margin) before the newest candle of
+        this generation the learner has seen, or before the newest closed one."""
+        n = len(candles) if candles.last_closed else len(candles) - 1
+        at = n - 1
+        seen = self.processed
+        if seen is not None and seen[0] == generation:
+            at = min(max(candles.index_of(seen[1]), 0), n - 1)
+        return max(0, at - (self.history or 0) - TAIL_MARGIN)
+
+    def offer(self, candles: Candles, generation: int) -> bool:
+        """Hand the session the newest closed candles of series ``generation`` (views, no
+        copy); replaces an offer it has not taken yet. False (nothing offered) until the
+        learner is ready or when no candle is closed."""
+        if self.history is None:
+            return False
+        snapshot = CandleSnapshot.of(candles, self.window_start(candles, generation))
+        if not len(snapshot):
+            return False
+        with self._lock:
+            self._pending = (generation, snapshot)
+        self._wake.set()
+        return True
+
+    # -- the session's thread ---------------------------------------------------------------------
+    def run(self) -> None:
+        """Build the learner, process offers until ``stop``, save, report the outcome."""
+        learner, steps, predictions, generation = None, 0, 0, None
+        try:
+            learner = self._build()
+            while not self.stop.is_set():
+                self._wake.wait(0.1)
+                with self._lock:
+                    self._wake.clear()
+                    pending, self._pending = self._pending, None
+                if pending is None or self.stop.is_set():
+                    continue
+                if pending[0] != generation:
+                    if generation is not None:
+                        learner.reset()
+                    generation = pending[0]
+                step = learner.on_closed_candle(pending[1].candles())
+                if step.new_candles:
+                    self.processed = (generation, step.ts)
+                    steps += step.train is not None
+                    predictions += 1
+                    self.on_event(LiveStep(generation, step))
+            self._save(learner)
+            self.outcome = LiveEnded(steps, predictions)
+        except Exception as exc:  # noqa: BLE001 - every error ends live mode as failed
+            tb = "".join(traceback.format_exception(exc))
+            log.error("live mode failed: %s\n%s", _failure_message(exc), tb)
+            self.outcome = Failed(self.job.source_run or "live", _failure_message(exc), tb,
+                                  learner.steps if learner is not None else 0, 0, None)
+        self.on_event(self.outcome)
+
+    def _build(self):
+        from .checkpoints import CheckpointStore
+        from .config import preset_config
+        from .device import describe, prepare_thread, resolve_device
+        from .online import OnlineLearner
+
+        job = self.job
+        device = resolve_device(job.device)
+        prepare_thread(device)
+        if job.source_run is not None:
+            loaded = CheckpointStore(job.checkpoints_root).load(job.source_run)
+            learner = OnlineLearner(weights=loaded, device=device, train=job.train, lr=job.lr)
+        elif job.train:
+            learner = OnlineLearner(preset_config(job.preset, **job.model_overrides),
+                                    device=device, train=True, lr=job.lr)
+        else:
+            raise WorkstationError("live inference needs a trained model: train one first, "
+                                   "or use live inference with per-candle training")
+        self.history = (learner.config.seq_len + learner.feature_spec.warmup
+                        + learner.replay_window + learner.target_spec.horizon + 1)
+        self.on_event(LiveReady(job.source_run, describe(device), job.train, self.history,
+                                learner.config.seq_len, learner.target_spec.horizon))
+        return learner
+
+    def _save(self, learner) -> None:
+        if not self.job.train or not learner.steps:
+            return
+        from .checkpoints import CheckpointStore
+
+        store = CheckpointStore(self.job.checkpoints_root)
+        self.run_id = store.new_run_id()
+        path = learner.save(store, self.job.provenance, self.run_id)
+        log.info("per-candle trained model saved as run %s (%d steps)", self.run_id,
+                 learner.steps)
+        self.on_event(LiveSaved(self.run_id, str(path), learner.steps))
