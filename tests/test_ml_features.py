@@ -6,11 +6,19 @@ import numpy as np
 import pytest
 import torch
 
+from workstation.annotations.targets import TraderTargets
 from workstation.errors import WorkstationError
 from workstation.market.candles import Candles
 from workstation.ml.dataset import DeviceSeries, TrainingData, WindowSampler, split_by_time
 from workstation.ml.features import FEATURE_NAMES, N_FEATURES, FeatureSpec, make_features
-from workstation.ml.targets import ACTIONS, MASKED, TargetSpec, make_targets
+from workstation.ml.targets import (
+    MASKED,
+    POSITION_CLASSES,
+    REGIME_CLASSES,
+    TargetSpec,
+    make_targets,
+    trailing_volatility_bps,
+)
 
 T0 = 1_700_000_000_000 - 1_700_000_000_000 % 86_400_000  # a UTC midnight
 
@@ -136,7 +144,8 @@ def closes_to_candles(close: np.ndarray) -> Candles:
 
 def test_targets_look_forward_and_mask_the_tail():
     close = 100 * np.exp(np.array([0, 5, 5.5, 2, 2, 10, 10.5, 11, 0, 0]) * 1e-4)
-    spec = TargetSpec(candle_flat_bps=1.0, trend_horizon=3, trend_flat_bps=4.0)
+    spec = TargetSpec(flat_band="bps", candle_flat_bps=1.0, trend_horizon=3,
+                      trend_flat_bps=4.0)
     t = make_targets(closes_to_candles(close), spec)
     # next-candle moves in bps: +5 +0.5 -3.5 0 +8 +0.5 +0.5 -11 0
     assert t.candle.tolist() == [2, 1, 0, 1, 2, 1, 1, 0, 1, MASKED]
@@ -147,19 +156,64 @@ def test_targets_look_forward_and_mask_the_tail():
     assert t.mask("candle").tolist() == [True] * 9 + [False]
     assert t.mask("return").tolist() == [True] * 9 + [False]
     assert t.mask("trend").sum() == 7
-    assert not t.mask("action").any()  # no annotations: fully masked
+    for head in ("position", "regime"):  # no annotations: fully masked
+        assert not t.mask(head).any()
 
 
-def test_targets_do_not_depend_on_the_past():
-    base = random_candles(300, seed=6)
-    scale = np.ones(300)
-    scale[:150] = 1.3  # change every candle before 150
+def test_volatility_bands_measure_direction_in_calm_and_wild_markets():
+    """A move is flat within k trailing volatilities known at t: the share of flat candles is
+    the same in a calm and in a wild stretch (a fixed bps band calls the calm one all flat)."""
+    rng = np.random.default_rng(4)
+    sigma = np.concatenate((np.full(3000, 1.0), np.full(3000, 20.0)))  # bps per candle
+    close = 100 * np.exp(np.cumsum(rng.normal(0, sigma)) * 1e-4)
+    candles = closes_to_candles(close)
+    by_vol = make_targets(candles, TargetSpec(candle_flat_k=0.4))
+    by_bps = make_targets(candles, TargetSpec(flat_band="bps", candle_flat_bps=2.0))
+
+    def flat_share(t, part):
+        c = t.candle[part][t.candle[part] != MASKED]
+        return float(np.mean(c == 1))
+
+    calm, wild = slice(100, 2900), slice(3100, 5900)
+    assert abs(flat_share(by_vol, calm) - flat_share(by_vol, wild)) < 0.05
+    assert 0.25 < flat_share(by_vol, calm) < 0.40  # about P(|z| < 0.4) = 0.31
+    assert flat_share(by_bps, calm) > 0.6 and flat_share(by_bps, wild) < 0.1
+    vol = trailing_volatility_bps(np.log(close), 60)
+    assert np.isnan(vol[0]) and by_vol.candle[0] == MASKED  # nothing known yet: no band
+    np.testing.assert_allclose(by_vol.volatility_bps[1:], vol[1:])
+    i = 4000
+    r = np.diff(np.log(close[i - 60:i + 1])) * 1e4
+    assert vol[i] == pytest.approx(np.sqrt(np.mean(r ** 2)))  # candles <= i only
+
+
+def test_targets_depend_on_the_past_only_through_the_trailing_volatility():
+    base = random_candles(400, seed=6)
+    scale = np.ones(400)
+    scale[:150] = 1.3  # change every candle before 150 (a level shift: returns keep)
     past = with_columns(base, open=base.open * scale, high=base.high * scale,
                         low=base.low * scale, close=base.close * scale)
-    a, b = make_targets(base), make_targets(past)
-    for name in ("candle", "trend", "action"):
-        np.testing.assert_array_equal(getattr(a, name)[150:], getattr(b, name)[150:])
-    np.testing.assert_array_equal(a.next_return_bps[150:], b.next_return_bps[150:])
+    window = TargetSpec().volatility_window
+    for spec, first in ((TargetSpec(flat_band="bps"), 150), (TargetSpec(), 150 + window)):
+        a, b = make_targets(base, spec), make_targets(past, spec)
+        for name in ("candle", "trend"):
+            np.testing.assert_array_equal(getattr(a, name)[first:], getattr(b, name)[first:])
+        np.testing.assert_array_equal(a.next_return_bps[150:], b.next_return_bps[150:])
+
+
+def test_the_flat_band_does_not_look_ahead():
+    """A target at t looks at candles t+1 .. t+H and nothing later; its band only back."""
+    base = random_candles(400, seed=8)
+    spec = TargetSpec()
+    t, horizon = 200, spec.horizon
+    scale = np.ones(400)
+    scale[t + horizon + 1:] = np.exp(np.linspace(0.01, 0.5, 400 - t - horizon - 1))
+    future = with_columns(base, open=base.open * scale, high=base.high * scale,
+                          low=base.low * scale, close=base.close * scale)
+    a, b = make_targets(base, spec), make_targets(future, spec)
+    for name in ("candle", "trend"):
+        np.testing.assert_array_equal(getattr(a, name)[:t + 1], getattr(b, name)[:t + 1])
+    np.testing.assert_array_equal(a.volatility_bps[:t + horizon + 1],
+                                  b.volatility_bps[:t + horizon + 1])
 
 
 def test_short_series_is_all_masked_for_trend():
@@ -168,46 +222,44 @@ def test_short_series_is_all_masked_for_trend():
     assert t.majority_baseline("trend") is None
 
 
-def test_actions_from_annotations():
+def test_trader_labels_from_annotations():
     candles = random_candles(8)
-    actions = np.array([-1, 0, 1, 0, 2, -1, 3, 4])
-    t = make_targets(candles, actions=actions)
-    assert t.action.tolist() == actions.tolist()
-    assert t.class_counts("action").tolist() == [2, 1, 1, 1, 1]
-    assert t.majority_baseline("action") == pytest.approx(2 / 6)
-    with pytest.raises(WorkstationError, match="action at candle 2 is 7"):
-        make_targets(candles, actions=np.array([0, 0, 7, 0, 0, 0, 0, 0]))
+    position = np.array([-1, 0, 1, 1, 0, -1, 2, 2], dtype=np.int8)
+    regime = np.array([0, 0, -1, -1, 2, 2, 1, -1], dtype=np.int8)
+    t = make_targets(candles, trader=TraderTargets(position, regime, position >= 0))
+    assert t.position.tolist() == position.tolist() and t.regime.tolist() == regime.tolist()
+    assert t.class_counts("position").tolist() == [2, 2, 2]
+    assert t.majority_baseline("regime") == pytest.approx(2 / 5)
+    np.testing.assert_allclose(t.class_weights("regime"), [5 / 6, 5 / 3, 5 / 6])
+    assert POSITION_CLASSES == ("flat", "long", "short")
+    assert REGIME_CLASSES == ("uptrend", "downtrend", "range")
+    bad = position.copy()
+    bad[2] = 7
+    with pytest.raises(WorkstationError, match="position label at candle 2 is 7"):
+        make_targets(candles, trader=TraderTargets(bad, regime, bad >= 0))
     with pytest.raises(WorkstationError, match="one per candle"):
-        make_targets(candles, actions=np.zeros(3, dtype=int))
-    with pytest.raises(WorkstationError, match="integers"):
-        make_targets(candles, actions=np.zeros(8))
-
-
-def test_action_codes_match_the_annotation_targets():
-    from workstation.annotations import targets as ann
-
-    assert ann.ACTION_MASKED == MASKED
-    for code, name in ((ann.ACTION_HOLD, "hold"), (ann.ENTER_LONG, "enter_long"),
-                       (ann.EXIT_LONG, "exit_long"), (ann.ENTER_SHORT, "enter_short"),
-                       (ann.EXIT_SHORT, "exit_short")):
-        assert ACTIONS[code] == name
+        make_targets(candles, trader=TraderTargets(position[:3], regime[:3], position[:3]))
 
 
 def test_majority_baseline_is_the_share_of_the_most_common_class():
     close = 100 * np.exp(np.cumsum([0, 5, 5, 5, -5, 0, 5]) * 1e-4)
-    t = make_targets(closes_to_candles(close), TargetSpec(candle_flat_bps=1.0))
+    t = make_targets(closes_to_candles(close), TargetSpec(flat_band="bps", candle_flat_bps=1.0))
     # moves: +5 +5 +5 -5 0 +5 -> up 4, down 1, flat 1
     assert t.majority_baseline("candle") == pytest.approx(4 / 6)
     assert t.majority_baseline("candle", 3, 6) == pytest.approx(1 / 3)
 
 
 def test_target_spec_round_trip_and_errors():
-    spec = TargetSpec(trend_horizon=20, action_weight=0.0)
+    spec = TargetSpec(trend_horizon=20, position_weight=0.0, flat_band="bps")
     assert TargetSpec.from_dict(spec.to_dict()) == spec
     with pytest.raises(WorkstationError, match="trend_horizon"):
         TargetSpec(trend_horizon=0)
     with pytest.raises(WorkstationError, match="return_weight"):
         TargetSpec(return_weight=float("nan"))
+    with pytest.raises(WorkstationError, match="flat_band must be one of volatility, bps"):
+        TargetSpec(flat_band="percent")
+    with pytest.raises(WorkstationError, match="targets version 1 is not supported"):
+        TargetSpec.from_dict(dict(spec.to_dict(), version=1))
 
 
 # -- split and windows --------------------------------------------------------------------------
@@ -249,8 +301,9 @@ def test_window_sampler_epochs_are_deterministic_and_the_same_size():
 
 def test_device_series_gathers_windows_by_index():
     candles = random_candles(600, seed=7)
-    actions = np.random.default_rng(0).integers(-1, 5, 600)
-    data = TrainingData.from_candles(candles, actions=actions)
+    labels = np.random.default_rng(0).integers(-1, 3, 600).astype(np.int8)
+    data = TrainingData.from_candles(candles, trader=TraderTargets(labels, labels[::-1],
+                                                                   labels >= 0))
     series = DeviceSeries(data, torch.device("cpu"))
     starts = torch.tensor([0, 17, 400])
     batch = series.gather(starts, 32)
@@ -258,7 +311,8 @@ def test_device_series_gathers_windows_by_index():
     for i, s in enumerate(starts.tolist()):
         np.testing.assert_array_equal(batch.x[i].numpy(), data.features[s:s + 32])
         np.testing.assert_array_equal(batch.candle[i].numpy(), data.targets.candle[s:s + 32])
-        np.testing.assert_array_equal(batch.action[i].numpy(), actions[s:s + 32])
+        np.testing.assert_array_equal(batch.position[i].numpy(), labels[s:s + 32])
+        np.testing.assert_array_equal(batch.regime[i].numpy(), labels[::-1][s:s + 32])
     tail = series.gather(torch.tensor([600 - 32]), 32)
     assert not tail.ret_mask[0, -1] and tail.ret[0, -1] == 0.0  # masked, not NaN
     assert tail.candle[0, -1] == MASKED

@@ -27,7 +27,8 @@ def tiny(**overrides) -> TradingTransformerConfig:
 
 def loss_of(out: ModelOutput) -> torch.Tensor:
     return (out.candle_logits.logsumexp(-1).sum() + out.trend_logits[..., 0].sum()
-            + out.action_logits.square().sum() + out.return_mean.square().sum()
+            + out.position_logits.square().sum() + out.regime_logits.square().sum()
+            + out.return_mean.square().sum()
             + out.return_logvar.sum())
 
 
@@ -50,7 +51,7 @@ def test_output_shapes():
         out = model(torch.randn(3, t, N_FEATURES))
         assert out.candle_logits.shape == (3, t, 3)
         assert out.trend_logits.shape == (3, t, 3)
-        assert out.action_logits.shape == (3, t, 5)
+        assert out.position_logits.shape == out.regime_logits.shape == (3, t, 3)
         assert out.return_mean.shape == (3, t)
         assert out.return_logvar.shape == (3, t)
     plain = TradingTransformer(tiny(use_uncertainty_estimation=False))
@@ -80,7 +81,8 @@ def test_model_is_causal():
 def test_config_defaults_round_trip_and_presets():
     default = TradingTransformerConfig()  # every field has a default
     assert default.n_features == N_FEATURES and default.seq_len == 200
-    assert (default.n_candle_classes, default.n_trend_classes, default.n_actions) == (3, 3, 5)
+    assert (default.n_candle_classes, default.n_trend_classes, default.n_position_classes,
+            default.n_regime_classes) == (3, 3, 3, 3)
     for config in PRESETS.values():
         assert TradingTransformerConfig.from_dict(config.to_dict()) == config
     assert (PRESETS["base"].d_model, PRESETS["base"].n_layers) == (512, 6)

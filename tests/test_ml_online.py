@@ -86,7 +86,8 @@ def test_each_closed_candle_is_settled_trained_on_and_predicted():
         # one step per candle on the window whose targets just matured, plus replay
         t = step.train
         assert t.sample_ts == ts[n - 1 - H] and t.windows == 8 and t.positions == 8 * 32
-        assert math.isfinite(t.loss) and 0 <= t.candle_acc <= 1 and t.head_losses["action"] is None
+        assert math.isfinite(t.loss) and 0 <= t.candle_acc <= 1
+        assert t.head_losses["position"] is None
         assert step.new_candles == 1 and step.coalesced == 0
     avg = steps[-1].averages
     assert avg.steps == len(steps) == online.steps

@@ -31,8 +31,9 @@ END = 1_700_000_000_000
 PROVENANCE = "DEMO (simulated market) DEMO/USDT 1m"
 
 
-def demo_data(n: int = 3000, actions=None) -> TrainingData:
-    return TrainingData.from_candles(demo_candles(n, "1m", seed=1, end_ts=END), actions=actions)
+def demo_data(n: int = 3000, trader=None, timeframe: str = "1m") -> TrainingData:
+    return TrainingData.from_candles(demo_candles(n, timeframe, seed=1, end_ts=END),
+                                     trader=trader)
 
 
 def model_config(**overrides):
@@ -74,7 +75,7 @@ def train(data=None, mc=None, tc=None, *, react=None, stop=None, store=None, **k
 
 # -- a normal run ---------------------------------------------------------------------------
 def test_run_reports_events_in_order_with_baselines(tmp_path):
-    data = demo_data()
+    data = demo_data(timeframe="1h")  # 300 validation hours: twelve days to bootstrap
     store = CheckpointStore(tmp_path)
     trainer, final, rec = train(data, store=store)
     assert isinstance(final, Finished) and final.ok and final.status == "completed"
@@ -88,22 +89,40 @@ def test_run_reports_events_in_order_with_baselines(tmp_path):
     assert steps == list(range(1, 2 * trainer.steps_per_epoch + 1))
     assert final.step == 2 * trainer.steps_per_epoch and final.epoch == 2
 
-    train_split, val_split = trainer.split.train, trainer.split.val
+    train_split = trainer.split.train
     for e in rec.of(BatchEnd):
         m = e.metrics
         assert math.isfinite(m.loss) and m.loss != 0.0
-        assert m.candle_baseline == data.targets.majority_baseline("candle", *train_split)
-        assert m.trend_baseline == data.targets.majority_baseline("trend", *train_split)
-        assert 0 < m.candle_acc < 1 and 0 < m.trend_acc < 1
-        assert m.action_acc is None and m.action_baseline is None  # no annotations: no metric
-        assert m.head_losses["action"] is None and m.head_losses["candle"] > 0
+        for head in ("candle", "trend"):
+            score = m.heads[head]
+            majority = data.targets.majority_baseline(head, *train_split)
+            assert score.baselines == {"majority": majority} and score.best_baseline == "majority"
+            assert 0 < score.accuracy < 1
+        for head in ("position", "regime"):  # no annotations: no metric, no loss
+            assert m.heads[head].accuracy is None and m.heads[head].n == 0
+            assert m.head_losses[head] is None
+        assert m.head_losses["candle"] > 0 and m.batches == e.batches
         assert e.lr > 0 and e.grad_norm > 0 and e.samples_per_s > 0
         assert e.memory.device == "cpu" and e.memory.allocated_mb > 0 and e.memory.total_mb > 0
     for e in rec.of(EpochEnd):
-        assert e.val.candle_baseline == data.targets.majority_baseline("candle", *val_split)
-        assert e.val.trend_baseline == data.targets.majority_baseline("trend", *val_split)
-        assert e.val.candle_acc is not None and e.val.examples > 0 and e.val.action_acc is None
-    assert json.loads(json.dumps(rec.of(EpochEnd)[0].to_dict()))["val"]["action_acc"] is None
+        assert e.val.examples > 0 and e.val.heads["position"].accuracy is None
+        assert e.train.batches == e.batches_per_epoch == trainer.steps_per_epoch
+        for head in ("candle", "trend"):
+            score = e.val.heads[head]
+            assert set(score.baselines) == {"majority", "volatility", "logistic", "persistence"}
+            train_majority = int(data.targets.class_counts(head, *train_split).argmax())
+            truths = [sum(row) for row in score.confusion]  # confusion[truth][prediction]
+            assert score.baselines["majority"] == pytest.approx(truths[train_majority]
+                                                                / score.n)
+            best = max(score.baselines.values())
+            assert score.best_baseline_accuracy == best
+            assert score.margin == pytest.approx(score.accuracy - best)
+            low, high = score.interval
+            assert low <= score.margin <= high
+            assert score.verdict == ("edge" if low > 0 else "no edge shown")
+            assert sum(map(sum, score.confusion)) == score.n > 0
+    dumped = json.loads(json.dumps(rec.of(EpochEnd)[0].to_dict()))
+    assert dumped["val"]["heads"]["position"]["accuracy"] is None
 
     saved = rec.of(CheckpointSaved)[-1]
     loaded = store.load(final.run_id)
@@ -112,7 +131,7 @@ def test_run_reports_events_in_order_with_baselines(tmp_path):
     assert loaded.meta["config"] == model_config().to_dict()
     assert loaded.meta["features"] == data.feature_spec.to_dict()
     assert loaded.meta["targets"] == data.target_spec.to_dict()
-    assert loaded.meta["metrics"]["val"]["candle_baseline"] is not None
+    assert loaded.meta["metrics"]["val"]["heads"]["candle"]["best_baseline"] is not None
 
 
 def test_the_model_learns_a_predictable_market():
@@ -127,23 +146,35 @@ def test_the_model_learns_a_predictable_market():
     data = TrainingData.from_candles(candles)
     _, final, rec = train(data, tc=train_config(epochs=3, lr=3e-3, log_every=10))
     assert final.status == "completed"
-    val = rec.of(EpochEnd)[-1].val
-    assert val.candle_baseline < 0.55
-    assert val.candle_acc > 0.9
+    candle = rec.of(EpochEnd)[-1].val.heads["candle"]
+    assert candle.baselines["majority"] < 0.55 and candle.accuracy > 0.9
+    # the pattern is in each candle's own features: logistic regression on them finds it too,
+    # so the model shows no margin over the best baseline (three days: too few for a verdict)
+    assert candle.best_baseline == "logistic" and candle.baselines["logistic"] > 0.9
+    assert candle.baselines["persistence"] < 0.1 and candle.verdict is None
 
 
-def test_actions_give_action_metrics():
+def test_the_trader_heads_are_trained_and_scored_beside_their_baselines():
+    from workstation.annotations.targets import TraderTargets
+
     n = 3000
-    actions = np.full(n, -1)
-    actions[500:2500] = np.random.default_rng(0).choice(5, 2000, p=[0.6, 0.1, 0.1, 0.1, 0.1])
-    actions[2700:2900] = 0
-    data = demo_data(n, actions=actions)
+    rng = np.random.default_rng(0)
+    position = np.full(n, -1, dtype=np.int8)
+    position[500:2500] = rng.choice(3, 2000, p=[0.6, 0.2, 0.2])
+    position[2700:2900] = 0
+    regime = np.full(n, -1, dtype=np.int8)
+    regime[2600:2950] = 2
+    data = demo_data(n, trader=TraderTargets(position, regime, position >= 0))
     trainer, final, rec = train(data, tc=train_config(epochs=1))
     assert final.status == "completed"
     m = rec.of(BatchEnd)[-1].metrics
-    assert m.action_acc is not None and m.head_losses["action"] is not None
-    assert m.action_baseline == data.targets.majority_baseline("action", *trainer.split.train)
-    assert rec.of(EpochEnd)[0].val.action_baseline == 1.0  # only "hold" in validation
+    assert m.heads["position"].accuracy is not None and m.head_losses["position"] is not None
+    assert m.heads["position"].baselines["majority"] == data.targets.majority_baseline(
+        "position", *trainer.split.train)
+    val = rec.of(EpochEnd)[0].val.heads
+    assert val["position"].baselines["majority"] == 1.0  # only "flat" in validation
+    assert "persistence" not in val["position"].baselines  # the model never sees positions
+    assert val["position"].transitions is not None and val["regime"].n > 0
 
 
 def test_gradient_checkpointing_gives_the_same_50_steps():
@@ -278,7 +309,8 @@ def test_huge_learning_rate_fails_at_the_exact_step_naming_the_heads(tmp_path):
         _, final, rec = train(data, tc=tc, store=CheckpointStore(tmp_path / str(log_every)))
         assert isinstance(final, Failed)
         assert "non-finite" in final.message and final.nonfinite
-        assert set(final.nonfinite) <= {"candle", "trend", "action", "return", "grad_norm"}
+        assert set(final.nonfinite) <= {"candle", "trend", "position", "regime", "return",
+                                        "grad_norm"}
         assert final.batch is not None and final.batch == final.step  # first epoch
         assert not rec.of(CheckpointSaved) and not rec.of(EpochEnd)
         for e in rec.of(BatchEnd):  # what was reported is real, never a NaN or a 0.0
@@ -296,7 +328,7 @@ def test_an_infinite_return_target_names_the_return_head():
     assert isinstance(final, Failed)
     assert final.step == 1 and final.batch == 1  # the very first step, numbered as BatchEnd
     assert "return" in final.nonfinite
-    assert not {"candle", "trend", "action"} & set(final.nonfinite)
+    assert not {"candle", "trend", "position", "regime"} & set(final.nonfinite)
     assert "return" in final.message and "step 1 (epoch 1, batch 1)" in final.message
 
 
@@ -378,6 +410,11 @@ def test_resume_continues_exactly(tmp_path, stop_at):
     lr_a = [e.lr for e in rec_a.of(BatchEnd) if e.step > stop_step]
     assert [e.lr for e in rec_c.of(BatchEnd)] == pytest.approx(lr_a)
     assert rec_c.of(EpochEnd)[-1].val.loss == pytest.approx(rec_a.of(EpochEnd)[-1].val.loss)
+    # the resumed epoch's training numbers say what they cover (honest resume)
+    first_epoch = rec_c.of(EpochEnd)[0]
+    assert first_epoch.train.batches == (steps_per_epoch - stop_step if stop_at == "mid-epoch"
+                                         else steps_per_epoch)
+    assert first_epoch.batches_per_epoch == steps_per_epoch
 
 
 def test_resume_refuses_other_data_or_settings(tmp_path):
@@ -412,7 +449,9 @@ def test_cli_trains_on_demo_data_and_resumes(capsys):
     kinds = [e["event"] for e in events]
     assert kinds[0] == "RunStarted" and kinds[-1] == "Finished"
     assert events[0]["provenance"].startswith("DEMO")
-    assert "DEMO" in err and "majority" in err and "action —" in err
+    assert "DEMO" in err and "majority" in err and "position —" in err
+    # 300 validation candles of one day: the margin, but no interval and so no verdict
+    assert "margin" in err and "too few days for an interval" in err
     run_id, step = events[-1]["run_id"], events[-1]["step"]
     assert events[-1]["status"] == "completed"
 

@@ -18,7 +18,7 @@ import workstation
 from workstation.annotations.model import Trade
 from workstation.annotations.overlap import OverlappingTradesError
 from workstation.annotations.store import AnnotationStore
-from workstation.annotations.targets import ENTER_LONG, ENTER_SHORT
+from workstation.annotations.targets import LONG, SHORT
 from workstation.errors import WorkstationError
 from workstation.market.demo import demo_candles
 from workstation.market.series import SeriesKey
@@ -57,12 +57,12 @@ def test_a_series_is_labelled_by_the_marks_of_its_own_market_only(tmp_path, mark
             store.add(dataclasses.replace(trade(c, 20, 200, market=market), symbol="BTC/USDT"))
     source = "demo" if market == "demo" else "binance"
     prepared = prepare(c, SeriesKey(source, "ETH/USDT", "1m"), db=db)
-    action = prepared.data.targets.action
+    position = prepared.data.targets.position
     assert prepared.annotations == 1 and prepared.market == SeriesKey(source, "ETH/USDT",
                                                                       "1m").market
-    entered = np.flatnonzero((action == ENTER_LONG) | (action == ENTER_SHORT)).tolist()
-    assert entered == ([50] if market == "demo" else [60])
-    assert int(action[entered[0]]) == (ENTER_LONG if market == "demo" else ENTER_SHORT)
+    held = np.flatnonzero((position == LONG) | (position == SHORT)).tolist()
+    assert held == (list(range(50, 80)) if market == "demo" else list(range(60, 90)))
+    assert int(position[held[0]]) == (LONG if market == "demo" else SHORT)
     assert prepared.trainer.provenance.startswith("DEMO" if market == "demo" else "binance")
 
 
@@ -109,8 +109,9 @@ def test_resume_rules_live_in_the_checkpoint_store(tmp_path):
 
 
 def test_the_cli_and_the_window_build_runs_only_through_the_job():
-    """No module outside ``ml.job`` makes a ``Trainer``; the CLI and the GUI worker call the
-    job's ``plan`` and ``build``."""
+    """No module outside ``ml.job`` makes a ``Trainer`` (but the walk-forward evaluation, one
+    per fold, on the job's settings and labels); the CLI and the GUI worker call the job's
+    ``plan`` and ``build``."""
     root = Path(workstation.__file__).parent
     makers = []
     for path in root.rglob("*.py"):
@@ -118,7 +119,7 @@ def test_the_cli_and_the_window_build_runs_only_through_the_job():
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Trainer":
                 makers.append(path.relative_to(root).as_posix())
-    assert makers == ["ml/job.py"]
+    assert sorted(makers) == ["ml/evaluation.py", "ml/job.py"]
     for caller in ("commands/train.py", "ui/training/worker.py"):
         text = (root / caller).read_text(encoding="utf-8")
         assert ".plan(" in text and ".build(" in text, caller

@@ -74,11 +74,14 @@ class Source(str, enum.Enum):
 
 
 class RegionLabel(str, enum.Enum):
-    """The standard region labels; any other non-empty text is a custom label."""
+    """The standard region labels; any other non-empty text is a custom label. Uptrend,
+    downtrend and range are regimes the model learns; ``reviewed`` says the trader looked at
+    the stretch, so its candles without a trade are "no trade" labels."""
 
     UPTREND = "uptrend"
     DOWNTREND = "downtrend"
     RANGE = "range"
+    REVIEWED = "reviewed"
     CUSTOM = "custom"
 
     def __str__(self) -> str:

@@ -1,29 +1,30 @@
-"""Training targets from annotations: the trader's action and position on every candle.
+"""Training targets from annotations: what the trader held, and the regime, at every candle
+the trader reviewed.
 
-``action_targets(annotations, candles_ts, timeframe)`` works on the candle grid of the series
+``trader_targets(annotations, candles_ts, timeframe)`` works on the candle grid of the series
 being trained, which may be another timeframe than the ones annotated. A trader acts at the
-close of the candle they marked, on the timeframe they marked it on: an action lands on the
-first candle of the series that closes at or after that moment (the first close at which the
-trader could have acted), never earlier. A 1h entry marked on the 10:00 candle is an action
-at 11:00, so on a 1m series it sits on the 10:59 candle, not 59 candles before the decision.
+close of the candle they marked, on the timeframe they marked it on: a trade is held from its
+entry candle's close to its exit candle's close (``Trade.held``), and a candle of the series is
+labelled by the moment it closes. A 1h long marked on the 10:00 candle is held from 11:00: on
+a 1m series the first long candle is the 10:59 one (it closes at 11:00), never earlier.
 
-- The annotated span runs from the earliest start to the latest end of the given annotations
-  (trades, regions and points alike): from the candle containing the first start to the
-  candle on which the last end closes. Candles outside it are masked: ``actions`` -1,
-  ``mask`` False, ``position`` 0.
-- Inside the span every candle is HOLD except a trade's entry candle (ENTER_LONG/ENTER_SHORT)
-  and exit candle (EXIT_LONG/EXIT_SHORT). When one trade exits on the candle where the next
-  enters (a reversal), the candle carries the entry.
-- ``position`` is the position after the candle's action: the trade's direction (+1 / -1)
-  from its entry candle up to the candle before its exit, 0 elsewhere.
-- A trade whose entry and exit land on the same candle says nothing the grid can hold: that
-  candle is masked. Trades held at the same time are an ``OverlappingTradesError`` naming
-  every pair (the one rule of ``overlap``); trades outside the series are not checked.
-- A trade entered before the first candle opened holds its position from candle 0 (no entry
-  action); one that ends after the last candle's close holds it to the end (no exit action).
+- ``reviewed``: candles whose close falls inside a stretch the trader looked at: a
+  ``reviewed`` region (from its first candle's open to its last candle's close), or a trade's
+  span widened by ``review_margin`` candles of the trade's timeframe on each side, and always
+  the candles from the one its entry lands on to the one its exit lands on (on a coarser grid
+  those close after the marked candles: the trader was flat again at that close). Every other
+  candle carries no position label (masked), so stretches the trader never looked at are not
+  read as "no trade".
+- ``position`` (on reviewed candles, else ``MASKED``): ``FLAT``, ``LONG`` or ``SHORT``, the
+  position held once the candle has closed. Entries and exits are its transitions.
+- ``regime`` (``UPTREND``, ``DOWNTREND``, ``RANGE``; else ``MASKED``): the label of the regime
+  region whose span holds the candle's close; where regions of different labels overlap, the
+  candle is masked. Custom labels and reviewed regions are not regimes.
 
-Pass the annotations of one market; the function does not filter them. All work is numpy
-(searchsorted, cumulative sums), no per-candle Python.
+Trades held at the same time are an ``OverlappingTradesError`` naming every pair (the one rule
+of ``overlap``); trades outside the series are not checked. Pass the annotations of one
+market; the function does not filter them. All work is numpy (searchsorted, cumulative sums),
+no per-candle Python.
 """
 
 from __future__ import annotations
@@ -34,39 +35,61 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..market.timeframes import Timeframe, parse_timeframe
-from .model import Annotation, AnnotationError, Trade
+from .model import Annotation, AnnotationError, Region, RegionLabel, Trade
 from .overlap import OverlappingTradesError, check_no_overlaps
 
-__all__ = ["ACTION_HOLD", "ACTION_MASKED", "ACTION_NAMES", "ENTER_LONG", "ENTER_SHORT",
-           "EXIT_LONG", "EXIT_SHORT", "ActionTargets", "OverlappingTradesError",
-           "action_targets"]
+MASKED = -1
+FLAT, LONG, SHORT = 0, 1, 2
+POSITION_NAMES = ("flat", "long", "short")
+UPTREND, DOWNTREND, RANGE = 0, 1, 2
+REGIME_NAMES = ("uptrend", "downtrend", "range")
+REGIME_CODES = {RegionLabel.UPTREND.value: UPTREND, RegionLabel.DOWNTREND.value: DOWNTREND,
+                RegionLabel.RANGE.value: RANGE}
+DEFAULT_REVIEW_MARGIN = 10  # candles of a trade's timeframe before its entry and after its exit
 
-ACTION_MASKED = -1
-ACTION_HOLD = 0
-ENTER_LONG = 1
-EXIT_LONG = 2
-ENTER_SHORT = 3
-EXIT_SHORT = 4
-ACTION_NAMES = ("hold", "enter long", "exit long", "enter short", "exit short")
+__all__ = ["DEFAULT_REVIEW_MARGIN", "DOWNTREND", "FLAT", "LONG", "MASKED", "POSITION_NAMES",
+           "RANGE", "REGIME_NAMES", "SHORT", "UPTREND", "OverlappingTradesError",
+           "TraderTargets", "trader_targets"]
 
 
 @dataclass(frozen=True)
-class ActionTargets:
-    """Per-candle targets, all of length N: ``actions`` int8 (ACTION_* or -1 = masked),
-    ``position`` int8 (-1 / 0 / +1), ``mask`` bool (True where ``actions`` is a target)."""
+class TraderTargets:
+    """Per-candle targets, all of length N: ``position`` and ``regime`` int8 (``MASKED``
+    where there is no label), ``reviewed`` bool."""
 
-    actions: np.ndarray
     position: np.ndarray
-    mask: np.ndarray
+    regime: np.ndarray
+    reviewed: np.ndarray
 
     def __len__(self) -> int:
-        return len(self.actions)
+        return len(self.position)
 
 
-def action_targets(annotations: Iterable[Annotation], candles_ts: np.ndarray,
-                   timeframe: str | Timeframe) -> ActionTargets:
-    """Action and position targets for candles opening at ``candles_ts`` (int64 epoch ms,
-    strictly increasing) on ``timeframe``; see the module docstring for the rules."""
+def _spans(annotations: list, start_of, end_of) -> tuple[np.ndarray, np.ndarray]:
+    return (np.array([start_of(a) for a in annotations], dtype=np.int64),
+            np.array([end_of(a) for a in annotations], dtype=np.int64))
+
+
+def _candle_span(ann: Annotation) -> tuple[int, int]:
+    """From the open of an annotation's first candle to the close of its last (epoch ms)."""
+    tf = ann.timeframe_ms
+    first, last = ann.span
+    return first - first % tf, last - last % tf + tf
+
+
+def _covered(closes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How many of the stretches ``(start, end]`` hold each close (a sweep, no loop)."""
+    step = np.zeros(len(closes) + 1, dtype=np.int32)
+    np.add.at(step, np.searchsorted(closes, starts, side="right"), 1)
+    np.add.at(step, np.searchsorted(closes, ends, side="right"), -1)
+    return np.cumsum(step[:-1])
+
+
+def trader_targets(annotations: Iterable[Annotation], candles_ts: np.ndarray,
+                   timeframe: str | Timeframe, *, review_margin: int = DEFAULT_REVIEW_MARGIN
+                   ) -> TraderTargets:
+    """Position, regime and reviewed targets for candles opening at ``candles_ts`` (int64
+    epoch ms, strictly increasing) on ``timeframe``; see the module docstring."""
     tf = parse_timeframe(timeframe)
     ts = np.asarray(candles_ts, dtype=np.int64)
     if ts.ndim != 1:
@@ -74,57 +97,57 @@ def action_targets(annotations: Iterable[Annotation], candles_ts: np.ndarray,
     n = len(ts)
     if n > 1 and not bool(np.all(np.diff(ts) > 0)):
         raise AnnotationError("candles_ts must be strictly increasing")
-    actions = np.full(n, ACTION_MASKED, dtype=np.int8)
-    position = np.zeros(n, dtype=np.int8)
+    if review_margin < 0:
+        raise AnnotationError(f"review_margin must be >= 0 candles, got {review_margin}")
+    position = np.full(n, MASKED, dtype=np.int8)
+    regime = np.full(n, MASKED, dtype=np.int8)
+    reviewed = np.zeros(n, dtype=bool)
     annotations = list(annotations)
     if n == 0 or not annotations:
-        return ActionTargets(actions, position, actions >= 0)
-
-    first_open, last_close = int(ts[0]), int(ts[-1]) + tf.ms
+        return TraderTargets(position, regime, reviewed)
     closes = ts + tf.ms
+    first_open, last_close = int(ts[0]), int(closes[-1])
 
-    def containing(times: np.ndarray) -> np.ndarray:
-        """Index of the candle containing each time, or the first candle after it."""
-        return np.searchsorted(closes, times, side="right")
-
-    def acted(times: np.ndarray, marked_ms: np.ndarray) -> np.ndarray:
-        """Index of the first candle closing at or after the close of the candle (of
-        ``marked_ms`` length) opening at each time: where an action there lands."""
-        return np.searchsorted(closes, times - times % marked_ms + marked_ms, side="left")
-
-    spans = np.array([ann.span for ann in annotations], dtype=np.int64)
-    marked = np.array([ann.timeframe_ms for ann in annotations], dtype=np.int64)
-    if int(spans[:, 1].max()) < first_open or int(spans[:, 0].min()) >= last_close:
-        return ActionTargets(actions, position, actions >= 0)
-    lo = int(containing(spans[:, 0]).min())
-    hi = int(acted(spans[:, 1], marked).max())
-    actions[lo:min(hi, n - 1) + 1] = ACTION_HOLD
-
-    trades = sorted((a for a in annotations if isinstance(a, Trade)),
-                    key=lambda t: (t.entry_ts, t.exit_ts, t.id))
+    trades = [a for a in annotations if isinstance(a, Trade)]
+    regions = [a for a in annotations if isinstance(a, Region)]
+    looked = [r for r in regions if r.label == RegionLabel.REVIEWED.value]
+    starts, ends = _spans(looked, lambda r: _candle_span(r)[0], lambda r: _candle_span(r)[1])
     if trades:
-        held = np.array([t.held for t in trades], dtype=np.int64)
-        trade_tf = np.array([t.timeframe_ms for t in trades], dtype=np.int64)
-        sign = np.array([t.direction.sign for t in trades], dtype=np.int8)
-        entry = acted(np.array([t.entry_ts for t in trades], dtype=np.int64), trade_tf)
-        exit_ = acted(np.array([t.exit_ts for t in trades], dtype=np.int64), trade_tf)
-        touches = (held[:, 1] > first_open) & (held[:, 0] <= last_close)
+        margin = np.array([review_margin * t.timeframe_ms for t in trades], dtype=np.int64)
+        t_start, t_end = _spans(trades, lambda t: _candle_span(t)[0],
+                                lambda t: _candle_span(t)[1])
+        starts, ends = np.concatenate((starts, t_start - margin)), np.concatenate((ends,
+                                                                                  t_end + margin))
+    reviewed[:] = _covered(closes, starts, ends) > 0
+
+    if trades:
+        held_start, held_end = _spans(trades, lambda t: t.held[0], lambda t: t.held[1])
+        touches = (held_end > first_open) & (held_start <= last_close)
         check_no_overlaps([t for t, hit in zip(trades, touches) if hit])
-        before = held[:, 0] <= first_open
-        kept = touches & ((entry < exit_) | before)
-        single = touches & (entry == exit_) & ~before
-
-        # The position steps to the trade's sign on its entry candle and back on its exit.
+        sign = np.array([t.direction.sign for t in trades], dtype=np.int32)
+        # The position is the trade's sign at every close in [held start, held end): from the
+        # candle the entry lands on up to the one before where the exit lands.
+        entry = np.searchsorted(closes, held_start, side="left")
+        exit_ = np.searchsorted(closes, held_end, side="left")
         step = np.zeros(n + 1, dtype=np.int32)
-        np.add.at(step, entry[kept], sign[kept])
-        np.add.at(step, exit_[kept], -sign[kept])
-        position[:] = np.cumsum(step[:n])
+        np.add.at(step, entry, sign)
+        np.add.at(step, exit_, -sign)
+        held = np.cumsum(step[:-1])
+        landed = np.zeros(n + 1, dtype=np.int32)
+        np.add.at(landed, entry[touches], 1)
+        np.add.at(landed, np.minimum(exit_[touches] + 1, n), -1)
+        reviewed |= np.cumsum(landed[:-1]) > 0
+        position[reviewed] = np.select([held > 0, held < 0], [LONG, SHORT], FLAT)[reviewed]
+    else:
+        position[reviewed] = FLAT
 
-        exits = kept & (held[:, 1] <= last_close)
-        actions[exit_[exits]] = np.where(sign[exits] > 0, EXIT_LONG, EXIT_SHORT)
-        entries = kept & ~before
-        actions[entry[entries]] = np.where(sign[entries] > 0, ENTER_LONG, ENTER_SHORT)
-        actions[entry[single]] = ACTION_MASKED
-    mask = actions >= 0
-    position[~mask] = 0
-    return ActionTargets(actions, position, mask)
+    conflict = np.zeros(n, dtype=bool)
+    for code in (UPTREND, DOWNTREND, RANGE):
+        mine = [r for r in regions if REGIME_CODES.get(r.label) == code]
+        if mine:
+            inside = _covered(closes, *_spans(mine, lambda r: _candle_span(r)[0],
+                                              lambda r: _candle_span(r)[1])) > 0
+            conflict |= inside & (regime != MASKED) & (regime != code)
+            regime[inside] = code
+    regime[conflict] = MASKED
+    return TraderTargets(position, regime, reviewed)

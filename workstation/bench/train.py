@@ -118,7 +118,8 @@ def random_batch(batch: int, config, device):
         x=torch.randn(*shape, config.n_features, generator=g).to(device),
         candle=torch.randint(0, 3, shape, generator=g).to(device),
         trend=torch.randint(0, 3, shape, generator=g).to(device),
-        action=torch.randint(-1, 5, shape, generator=g).to(device),
+        position=torch.randint(-1, 3, shape, generator=g).to(device),
+        regime=torch.randint(-1, 3, shape, generator=g).to(device),
         ret=(torch.randn(*shape, generator=g) * 10).to(device),
         ret_mask=torch.ones(shape, dtype=torch.bool).to(device))
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 from ..annotations.io import FORMATS, export_annotations, import_annotations
 from ..annotations.model import Region, Trade
 from ..annotations.store import AnnotationStore
 from ..annotations.totals import Totals
+from ..atomic import atomic_write_bytes
 from ..market.timeframes import parse_timeframe
 
 
@@ -28,6 +30,18 @@ def register(sub) -> None:
     _add_series_options(imp, "import only; fills in CSV rows without one,")
     imp.add_argument("--format", choices=FORMATS, help="file format (default: from extension)")
     imp.set_defaults(func=run_import)
+
+    targets = actions.add_parser(
+        "targets", help="write, per candle, the targets and masks training uses (CSV)")
+    targets.add_argument("--source", default="demo",
+                         help="demo | cache | cache:NAME | csv:FILE | an exchange id")
+    targets.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
+    targets.add_argument("--timeframe", default="1m")
+    targets.add_argument("--max-candles", type=int, metavar="N", help="only the last N candles")
+    targets.add_argument("--run", metavar="RUN",
+                         help="with that run's target settings (default: today's defaults)")
+    targets.add_argument("--out", required=True, help="FILE.csv")
+    targets.set_defaults(func=run_targets)
 
     lst = actions.add_parser("list", help="print the stored annotations")
     _add_series_options(lst, "list only")
@@ -70,6 +84,40 @@ def run_import(args) -> int:
               f"timeframe")
     print(f"added {merge.added}, updated {merge.updated}, unchanged {merge.unchanged}, "
           f"kept {merge.kept_newer} (the store's copy was newer)")
+    return 0
+
+
+def run_targets(args) -> int:
+    from ..market.sources import load_series
+    from ..ml.checkpoints import CheckpointStore
+    from ..ml.job import label_series
+    from ..ml.targets import CLASSES, MASKED, TargetSpec
+    from ..paths import app_paths
+
+    spec = CheckpointStore().settings(args.run)[2] if args.run else TargetSpec()
+    candles, key = load_series(args.source, args.symbol, args.timeframe,
+                               max_candles=args.max_candles)
+    n = len(candles) if candles.last_closed else len(candles) - 1
+    candles = candles.slice(0, n)
+    labelled = label_series(candles, key, spec, annotations_db=app_paths().annotations_db)
+    t = labelled.targets
+
+    def name(head: str, code: int) -> str:
+        return "" if code == MASKED else CLASSES[head][code]
+
+    columns = ("ts", "time_utc", "position", "regime", "reviewed", "candle", "trend")
+    rows = [",".join(columns)]
+    for i in range(n):
+        rows.append(",".join((str(int(candles.ts[i])), _when(int(candles.ts[i])),
+                              name("position", int(t.position[i])),
+                              name("regime", int(t.regime[i])),
+                              "1" if labelled.reviewed[i] else "0",
+                              name("candle", int(t.candle[i])), name("trend", int(t.trend[i])))))
+    atomic_write_bytes(Path(args.out), ("\n".join(rows) + "\n").encode("utf-8"))
+    print(f"wrote {n} candles of {key.provenance} to {args.out}: {labelled.annotations} "
+          f"annotations of {labelled.market}, {int(labelled.reviewed.sum())} candles reviewed, "
+          f"{int((t.position != MASKED).sum())} position and {int((t.regime != MASKED).sum())} "
+          f"regime labels; empty cells are masked (not learned)")
     return 0
 
 

@@ -15,6 +15,8 @@ import threading
 from ..errors import WorkstationError
 from ..ml.events import BatchEnd, CheckpointSaved, EpochEnd, Failed, Finished, RunStarted
 from ..ml.job import TrainingRequest
+from ..ml.scoring import describe
+from ..ml.targets import CLASS_HEADS
 
 _PROGRESS_LINE = 118
 
@@ -67,9 +69,7 @@ def _num(value, fmt: str = ".4f") -> str:
 
 
 def _accuracies(m) -> str:
-    return (f"candle {_pct(m.candle_acc)} (majority {_pct(m.candle_baseline)}), "
-            f"trend {_pct(m.trend_acc)} (majority {_pct(m.trend_baseline)}), "
-            f"action {_pct(m.action_acc)}")
+    return "; ".join(describe(head, m.heads.get(head)) for head in CLASS_HEADS)
 
 
 class _Report:
@@ -103,12 +103,16 @@ class _Report:
             case BatchEnd(metrics=m, memory=mem):
                 self._line(f"epoch {event.epoch + 1}/{self.epochs} batch {event.batch}/"
                            f"{event.batches_per_epoch} loss {_num(m.loss)} candle "
-                           f"{_pct(m.candle_acc)} ({_pct(m.candle_baseline)}) trend "
-                           f"{_pct(m.trend_acc)} ({_pct(m.trend_baseline)}) lr {event.lr:.2e} "
+                           f"{_pct(m.accuracy('candle'))} trend {_pct(m.accuracy('trend'))} "
+                           f"position {_pct(m.accuracy('position'))} lr {event.lr:.2e} "
                            f"{event.samples_per_s:.0f} win/s mem {mem.allocated_mb:.0f} MB")
             case EpochEnd():
+                covered = (f" over {event.train.batches} of {event.batches_per_epoch} batches "
+                           f"(resumed mid-epoch)" if event.train.batches
+                           < event.batches_per_epoch else "")
                 self._print(f"epoch {event.epoch + 1}/{self.epochs} ({event.elapsed_s:.1f} s): "
-                            f"train loss {_num(event.train.loss)}, {_accuracies(event.train)}")
+                            f"train loss {_num(event.train.loss)}{covered}, "
+                            f"{_accuracies(event.train)}")
                 self._print(f"  validation loss {_num(event.val.loss)}, "
                             f"{_accuracies(event.val)}" + (" [best]" if event.is_best else ""))
             case CheckpointSaved():

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from ..errors import WorkstationError
 from .features import N_FEATURES
 from .settings import settings_from_dict
-from .targets import ACTIONS
+from .targets import CLASSES
 
 # Training leaves a core to the GUI: 16 intra-op threads pushed GUI jitter p99 to 4.5 ms, two
 # gave 0.26 ms; on a 2-core machine one thread is also 2-6x faster under load than two.
@@ -34,11 +34,13 @@ class TradingTransformerConfig:
     use_uncertainty_estimation: bool = True
     n_candle_classes: int = 3
     n_trend_classes: int = 3
-    n_actions: int = len(ACTIONS)
+    n_position_classes: int = len(CLASSES["position"])
+    n_regime_classes: int = len(CLASSES["regime"])
 
     def __post_init__(self) -> None:
         for name in ("d_model", "n_heads", "n_layers", "d_ff", "seq_len", "n_features",
-                     "n_candle_classes", "n_trend_classes", "n_actions"):
+                     "n_candle_classes", "n_trend_classes", "n_position_classes",
+                     "n_regime_classes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise WorkstationError(f"model setting {name} must be a positive integer, "

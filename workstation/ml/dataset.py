@@ -30,28 +30,30 @@ class TrainingData:
     targets: Targets
     feature_spec: FeatureSpec
     target_spec: TargetSpec
+    ts: np.ndarray  # open times (int64 ms): the days scores are bootstrapped by
 
     def __post_init__(self) -> None:
         if self.features.ndim != 2 or self.features.shape[1] != N_FEATURES:
             raise WorkstationError(f"features have shape {self.features.shape}, "
                                    f"expected (N, {N_FEATURES})")
-        if len(self.targets) != len(self.features):
-            raise WorkstationError(f"{len(self.targets)} targets for {len(self.features)} "
-                                   f"feature rows")
+        if len(self.targets) != len(self.features) or len(self.ts) != len(self.features):
+            raise WorkstationError(f"{len(self.targets)} targets and {len(self.ts)} times "
+                                   f"for {len(self.features)} feature rows")
 
     def __len__(self) -> int:
         return len(self.features)
 
     @classmethod
-    def from_candles(cls, candles, *, actions: np.ndarray | None = None,
-                     feature_spec: FeatureSpec | None = None,
+    def from_candles(cls, candles, *, trader=None, feature_spec: FeatureSpec | None = None,
                      target_spec: TargetSpec | None = None) -> TrainingData:
-        """Features and targets of ``candles``; ``actions`` (per candle, -1 = none) from
-        annotations, or None for a masked action head."""
+        """Features and targets of ``candles``; ``trader`` (position and regime labels per
+        candle, ``annotations.targets.TraderTargets``) from annotations, or None for masked
+        trader heads."""
         feature_spec = feature_spec or FeatureSpec()
         target_spec = target_spec or TargetSpec()
         return cls(make_features(candles, feature_spec),
-                   make_targets(candles, target_spec, actions), feature_spec, target_spec)
+                   make_targets(candles, target_spec, trader), feature_spec, target_spec,
+                   np.asarray(candles.ts, dtype=np.int64))
 
     def first_nonfinite_row(self) -> int | None:
         bad = np.flatnonzero(~np.isfinite(self.features).all(axis=1))
@@ -94,7 +96,8 @@ class WindowBatch:
     x: torch.Tensor
     candle: torch.Tensor
     trend: torch.Tensor
-    action: torch.Tensor
+    position: torch.Tensor
+    regime: torch.Tensor
     ret: torch.Tensor
     ret_mask: torch.Tensor
 
@@ -113,7 +116,8 @@ class DeviceSeries:
         self.features = torch.from_numpy(np.ascontiguousarray(data.features)).to(self.device)
         self.candle = torch.from_numpy(t.candle).to(self.device)
         self.trend = torch.from_numpy(t.trend).to(self.device)
-        self.action = torch.from_numpy(t.action).to(self.device)
+        self.position = torch.from_numpy(t.position).to(self.device)
+        self.regime = torch.from_numpy(t.regime).to(self.device)
         self.ret = torch.from_numpy(np.where(ret_mask, 0.0, t.next_return_bps)
                                     .astype(np.float32)).to(self.device)
         self.ret_mask = torch.from_numpy(~ret_mask).to(self.device)
@@ -125,7 +129,8 @@ class DeviceSeries:
         """Windows ``[s, s + seq_len)`` for each start ``s`` (a device tensor)."""
         idx = starts[:, None] + torch.arange(seq_len, device=self.device)
         return WindowBatch(self.features[idx], self.candle[idx], self.trend[idx],
-                           self.action[idx], self.ret[idx], self.ret_mask[idx])
+                           self.position[idx], self.regime[idx], self.ret[idx],
+                           self.ret_mask[idx])
 
 
 class WindowSampler:

@@ -30,20 +30,62 @@ class Event:
 
 
 @dataclass(frozen=True)
+class Transitions:
+    """How the position head finds the trader's entries and exits (changes of position):
+    ``hits`` of the ``true`` changes have a predicted change to the same position within
+    ``window`` candles, ``timing_error`` candles off on average (None without hits)."""
+
+    true: int
+    hits: int
+    window: int
+    timing_error: float | None
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.hits / self.true if self.true else None
+
+
+@dataclass(frozen=True)
+class HeadScore:
+    """One head's accuracy on ``n`` targets beside simple baselines scored on the same targets
+    (``baselines``: name -> accuracy; ``majority`` always, on validation and test spans also
+    ``volatility``, ``logistic`` and, for market heads, ``persistence``). ``margin`` is the
+    accuracy minus the best baseline's, ``interval`` its 95 % day-block bootstrap interval
+    and ``verdict`` "edge" only when that interval excludes 0, else "no edge shown".
+    ``direction_accuracy``: on candles whose truth and prediction are both up or down, how
+    often they agree (market heads). ``confusion[truth][prediction]`` counts. A value without
+    data is None (shown as "—")."""
+
+    accuracy: float | None
+    n: int
+    baselines: dict[str, float | None] = field(default_factory=dict)
+    best_baseline: str | None = None
+    margin: float | None = None
+    interval: tuple[float, float] | None = None
+    verdict: str | None = None
+    direction_accuracy: float | None = None
+    confusion: tuple[tuple[int, ...], ...] | None = None
+    transitions: Transitions | None = None
+
+    @property
+    def best_baseline_accuracy(self) -> float | None:
+        return self.baselines.get(self.best_baseline) if self.best_baseline else None
+
+
+@dataclass(frozen=True)
 class SplitMetrics:
-    """Metrics over some batches of one split. Accuracies stand beside their majority-class
-    baselines (the share of the split's most common class); per-head losses are keyed by
-    ``workstation.ml.targets.HEADS``."""
+    """Metrics over ``batches`` batches of one split: the loss, per-head losses (keyed by
+    ``workstation.ml.targets.HEADS``) and a ``HeadScore`` per class head."""
 
     loss: float | None
     head_losses: dict[str, float | None]
-    candle_acc: float | None
-    candle_baseline: float | None
-    trend_acc: float | None
-    trend_baseline: float | None
-    action_acc: float | None
-    action_baseline: float | None
+    heads: dict[str, HeadScore]
     examples: int  # positions with a candle target
+    batches: int = 0
+
+    def accuracy(self, head: str) -> float | None:
+        score = self.heads.get(head)
+        return score.accuracy if score is not None else None
 
 
 @dataclass(frozen=True)
@@ -82,8 +124,12 @@ class BatchEnd(Event):
 
 @dataclass(frozen=True)
 class EpochEnd(Event):
+    """``train`` covers ``train.batches`` of the epoch's ``batches_per_epoch`` (fewer when
+    the run was resumed inside this epoch); ``val`` scores every validation candle."""
+
     epoch: int
     step: int
+    batches_per_epoch: int
     train: SplitMetrics
     val: SplitMetrics
     lr: float
@@ -167,3 +213,28 @@ class LiveSaved:
 class LiveEnded:
     steps: int
     predictions: int
+
+
+# -- walk-forward evaluation --------------------------------------------------------------------
+@dataclass(frozen=True)
+class FoldScored:
+    """Fold ``fold`` (0-based, of ``folds``) trained on candles ``train``, was tested on
+    ``test`` after an ``embargo``, with the weights of epoch ``epoch`` (the best on its own
+    validation slice); ``heads`` scores each class head on the test span."""
+
+    fold: int
+    folds: int
+    train: tuple[int, int]
+    test: tuple[int, int]
+    embargo: int
+    epoch: int
+    heads: dict[str, HeadScore]
+
+
+@dataclass(frozen=True)
+class EvaluationFinished:
+    """Every fold's test span pooled: one score per class head."""
+
+    folds: int
+    summary: dict[str, HeadScore]
+    elapsed_s: float

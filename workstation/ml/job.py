@@ -24,14 +24,15 @@ import numpy as np
 
 from ..annotations.model import Annotation
 from ..annotations.overlap import check_no_overlaps
+from ..annotations.targets import TraderTargets, trader_targets
 from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.series import MarketKey, SeriesKey
 from .checkpoints import CheckpointStore, ResumePoint, read_meta
 from .config import TradingTransformerConfig, TrainConfig, preset_config
 from .device import check_device_spec
-from .features import FeatureSpec
-from .targets import TargetSpec
+from .features import FeatureSpec, make_features
+from .targets import Targets, TargetSpec, make_targets
 
 if TYPE_CHECKING:
     from .dataset import TrainingData
@@ -112,15 +113,39 @@ def market_annotations(db: Path | None, market: MarketKey) -> list[Annotation]:
         return store.list(market=market)
 
 
-def action_codes(annotations: list[Annotation], candles: Candles) -> np.ndarray | None:
-    """Per-candle action codes for ``candles`` from a market's annotations (None: none); the
-    market's trades must not overlap anywhere (``annotations.overlap``)."""
+def trader_labels(annotations: list[Annotation], candles: Candles, spec: TargetSpec
+                  ) -> TraderTargets | None:
+    """The trader's position, regime and reviewed labels for ``candles`` from a market's
+    annotations (None: none); the market's trades must not overlap anywhere
+    (``annotations.overlap``)."""
     if not annotations:
         return None
-    from ..annotations.targets import action_targets
-
     check_no_overlaps(annotations, "training refuses this market: trades overlap")
-    return action_targets(annotations, candles.ts, candles.timeframe).actions.astype(np.int64)
+    return trader_targets(annotations, candles.ts, candles.timeframe,
+                          review_margin=spec.review_margin)
+
+
+@dataclass(frozen=True)
+class LabelledSeries:
+    """Every target of a series as the trainer learns it, and where the trader's came from:
+    ``annotations`` of ``market`` (0: the trader's heads are masked); ``reviewed`` per candle."""
+
+    targets: Targets
+    reviewed: np.ndarray
+    annotations: int
+    market: MarketKey
+
+
+def label_series(candles: Candles, series: SeriesKey, spec: TargetSpec, *,
+                 annotations_db: Path | None, use_annotations: bool = True) -> LabelledSeries:
+    """The targets of ``candles`` (closed candles of ``series``): the market's from the candles,
+    the trader's from the annotations of exactly the series' market (no torch)."""
+    market = series.market
+    annotations = market_annotations(annotations_db, market) if use_annotations else []
+    trader = trader_labels(annotations, candles, spec)
+    reviewed = trader.reviewed if trader is not None else np.zeros(len(candles), dtype=bool)
+    return LabelledSeries(make_targets(candles, spec, trader), reviewed, len(annotations),
+                          market)
 
 
 def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
@@ -141,14 +166,14 @@ def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
         if store is None:
             raise WorkstationError("resuming a run needs its checkpoint store")
         loaded = store.load(training.resume.run_id)
-    market = series.market
-    annotations = (market_annotations(annotations_db, market) if request.use_annotations
-                   else [])
-    data = TrainingData.from_candles(candles, actions=action_codes(annotations, candles),
-                                     feature_spec=training.feature_spec,
-                                     target_spec=training.target_spec)
+    labelled = label_series(candles, series, training.target_spec,
+                            annotations_db=annotations_db,
+                            use_annotations=request.use_annotations)
+    data = TrainingData(make_features(candles, training.feature_spec), labelled.targets,
+                        training.feature_spec, training.target_spec,
+                        np.asarray(candles.ts, dtype=np.int64))
     trainer = Trainer(training.model_config, training.train_config, data, device,
                       on_event=on_event, stop=stop, checkpoints=store if save else None,
                       run_id=request.resume_run or run_id, series=series,
                       resume_from=loaded)
-    return PreparedRun(training, trainer, data, len(annotations), market)
+    return PreparedRun(training, trainer, data, labelled.annotations, labelled.market)

@@ -1,8 +1,9 @@
 """``TradingTransformer``: a pre-LayerNorm causal transformer over per-candle features.
 
 Every position ``t`` of a window predicts, from candles ``<= t`` only: the next candle's
-direction, the trend over the next H candles, the trader's action, and the mean and
-log-variance of the next log return (in basis points).
+direction, the trend over the next H candles, the position the trader would hold and the
+regime the trader would see at ``t``, and the mean and log-variance of the next log return
+(in basis points).
 
 Built so that gradient checkpointing is exact: each block is a pure function of its input
 (attention masking is ``is_causal=True`` inside ``F.scaled_dot_product_attention``; no mask or
@@ -32,7 +33,8 @@ class ModelOutput:
 
     candle_logits: torch.Tensor   # [B, T, n_candle_classes]
     trend_logits: torch.Tensor    # [B, T, n_trend_classes]
-    action_logits: torch.Tensor   # [B, T, n_actions]
+    position_logits: torch.Tensor  # [B, T, n_position_classes]: flat, long, short
+    regime_logits: torch.Tensor   # [B, T, n_regime_classes]: uptrend, downtrend, range
     return_mean: torch.Tensor     # [B, T], bps of log return
     return_logvar: torch.Tensor | None  # [B, T], log of the variance in bps^2
 
@@ -88,7 +90,8 @@ class TradingTransformer(nn.Module):
         self.ln_f = nn.LayerNorm(config.d_model)
         self.candle_head = nn.Linear(config.d_model, config.n_candle_classes)
         self.trend_head = nn.Linear(config.d_model, config.n_trend_classes)
-        self.action_head = nn.Linear(config.d_model, config.n_actions)
+        self.position_head = nn.Linear(config.d_model, config.n_position_classes)
+        self.regime_head = nn.Linear(config.d_model, config.n_regime_classes)
         self.return_head = nn.Linear(config.d_model,
                                      2 if config.use_uncertainty_estimation else 1)
         self._init_weights()
@@ -142,7 +145,8 @@ class TradingTransformer(nn.Module):
         return ModelOutput(
             candle_logits=self.candle_head(h).float(),
             trend_logits=self.trend_head(h).float(),
-            action_logits=self.action_head(h).float(),
+            position_logits=self.position_head(h).float(),
+            regime_logits=self.regime_head(h).float(),
             return_mean=ret[..., 0],
             return_logvar=logvar,
         )

@@ -50,7 +50,16 @@ from .dataset import DeviceSeries, TrainingData
 from .features import FeatureSpec, make_features
 from .model import TradingTransformer
 from .ownership import claim
-from .targets import CANDLE_CLASSES, HEADS, TREND_CLASSES, TargetSpec, direction, make_targets
+from .targets import (
+    CANDLE_CLASSES,
+    HEADS,
+    POSITION_CLASSES,
+    REGIME_CLASSES,
+    TREND_CLASSES,
+    TargetSpec,
+    direction,
+    flat_bands_at,
+)
 from .trainer import compute_loss, head_weights
 
 _BPS = 1e-4
@@ -87,6 +96,10 @@ class Prediction:
     return_std_bps: float | None        # its standard deviation (None without uncertainty)
     ghost: GhostCandle
     confidence: float                   # probability of the predicted candle direction
+    position_probs: tuple[float, ...]   # flat, long, short: what the trader would hold
+    regime_probs: tuple[float, ...]     # uptrend, downtrend, range: what the trader would see
+    candle_band_bps: float              # the flat bands the outcomes will be judged by
+    trend_band_bps: float
 
     @property
     def candle_class(self) -> int:
@@ -104,8 +117,22 @@ class Prediction:
     def trend_label(self) -> str:
         return TREND_CLASSES[self.trend_class]
 
+    @property
+    def position_label(self) -> str:
+        """The suggested position (flat / long / short)."""
+        return POSITION_CLASSES[int(np.argmax(self.position_probs))]
+
+    @property
+    def position_confidence(self) -> float:
+        return float(max(self.position_probs))
+
+    @property
+    def regime_label(self) -> str:
+        return REGIME_CLASSES[int(np.argmax(self.regime_probs))]
+
     def to_dict(self) -> dict:
-        return dict(asdict(self), candle=self.candle_label, trend=self.trend_label)
+        return dict(asdict(self), candle=self.candle_label, trend=self.trend_label,
+                    position=self.position_label, regime=self.regime_label)
 
 
 @dataclass(frozen=True)
@@ -210,11 +237,14 @@ class Predictor:
             out = self.model(x)
             candle = torch.softmax(out.candle_logits[0, -1], -1).double().cpu().numpy()
             trend = torch.softmax(out.trend_logits[0, -1], -1).double().cpu().numpy()
+            position = torch.softmax(out.position_logits[0, -1], -1).double().cpu().numpy()
+            regime = torch.softmax(out.regime_logits[0, -1], -1).double().cpu().numpy()
             mean = float(out.return_mean[0, -1])
             std = (math.exp(0.5 * float(out.return_logvar[0, -1]))
                    if out.return_logvar is not None else None)
         ts = int(candles.ts[n - 1])
         close = float(candles.close[n - 1])
+        bands = flat_bands_at(self.target_spec, candles.close, n - 1)
         next_close = close * math.exp(mean * _BPS)
         spread = math.exp((std or 0.0) * _BPS)
         target_ts = ts + candles.timeframe.ms
@@ -224,7 +254,10 @@ class Predictor:
                           candle_probs=tuple(float(p) for p in candle),
                           trend_probs=tuple(float(p) for p in trend),
                           trend_horizon=self.target_spec.horizon, return_bps=mean,
-                          return_std_bps=std, ghost=ghost, confidence=float(candle.max()))
+                          return_std_bps=std, ghost=ghost, confidence=float(candle.max()),
+                          position_probs=tuple(float(p) for p in position),
+                          regime_probs=tuple(float(p) for p in regime),
+                          candle_band_bps=bands[0], trend_band_bps=bands[1])
 
 
 def settings_of(loaded: LoadedCheckpoint) -> RunSettings:
@@ -444,7 +477,7 @@ class OnlineLearner:
     def _settle(self, candles, n: int) -> list[Outcome]:
         """Outcomes of pending predictions whose next candle / horizon has closed."""
         ts, close = candles.ts[:n], candles.close[:n]
-        horizon, spec = self.target_spec.horizon, self.target_spec
+        horizon = self.target_spec.horizon
         out: list[Outcome] = []
         for made_at in sorted(self._pending):
             pending = self._pending[made_at]
@@ -454,12 +487,12 @@ class OnlineLearner:
                 continue
             p = pending.prediction
             if not pending.candle_done and i + 1 < n:
-                out.append(self._outcome("candle", p, i, i + 1, ts, close, spec.candle_flat_bps,
+                out.append(self._outcome("candle", p, i, i + 1, ts, close, p.candle_band_bps,
                                          p.candle_class, p.candle_probs))
                 pending.candle_done = True
             if i + horizon < n:
                 out.append(self._outcome("trend", p, i, i + horizon, ts, close,
-                                         spec.trend_flat_bps, p.trend_class, p.trend_probs))
+                                         p.trend_band_bps, p.trend_class, p.trend_probs))
                 del self._pending[made_at]
         for o in out:
             (self._candle_log if o.head == "candle" else self._trend_log).add(
@@ -488,9 +521,8 @@ class OnlineLearner:
         ends = np.concatenate(([newest_sample], np.sort(replay))) - start
 
         tail = candles.slice(start, n)
-        data = TrainingData(make_features(tail, self.feature_spec),
-                            make_targets(tail, self.target_spec), self.feature_spec,
-                            self.target_spec)
+        data = TrainingData.from_candles(tail, feature_spec=self.feature_spec,
+                                         target_spec=self.target_spec)
         if self._fresh:
             self._init_return_scale(data)
         series = DeviceSeries(data, self.device)

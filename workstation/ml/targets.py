@@ -1,15 +1,22 @@
-"""What the model learns to predict at every candle ``t``; targets look only forward.
+"""What the model learns to predict at every candle ``t``; market targets look only forward.
 
-- ``candle``: direction of the next candle, log(close_{t+1} / close_t) against a flat band
-  (``candle_flat_bps``): 0 down, 1 flat, 2 up.
-- ``trend``: direction over the next ``trend_horizon`` candles, log(close_{t+H} / close_t)
-  against ``trend_flat_bps``: 0 down, 1 flat, 2 up.
+- ``candle``: direction of the next candle, log(close_{t+1} / close_t): 0 down, 1 flat, 2 up.
+- ``trend``: direction over the next ``trend_horizon`` candles, log(close_{t+H} / close_t).
+- ``position``: the trader's position once candle ``t`` has closed (flat / long / short), on
+  the candles the trader reviewed (``annotations.targets``).
+- ``regime``: the trader's regime label at ``t`` (uptrend / downtrend / range).
 - ``next_return_bps``: log(close_{t+1} / close_t) in basis points (the uncertainty head's
   target).
-- ``action``: the trader's action at candle ``t`` from annotations (``ACTIONS``).
 
-Candles without a full horizon (the last one, the last ``H``) and candles without an
-annotation are masked: classes hold ``MASKED`` (-1) and returns hold NaN. Nothing is filled in.
+Flat bands (``flat_band``): by default a move is flat when it lies within ``k`` times the
+trailing volatility known at ``t`` (the RMS of the last ``volatility_window`` close-to-close
+log returns, times sqrt(H) for the trend), so "flat" means the same in calm and wild markets
+and the classes measure direction; ``flat_band="bps"`` uses fixed bands in basis points.
+``volatility_bps`` (the trailing volatility at every candle) is kept for the volatility-rule
+baseline.
+
+Candles without a full horizon (the last one, the last ``H``) and candles without a trader's
+label are masked: classes hold ``MASKED`` (-1) and returns hold NaN. Nothing is filled in.
 """
 
 from __future__ import annotations
@@ -19,43 +26,68 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..errors import WorkstationError
+from .features import trailing_mean
 from .settings import settings_from_dict
 
 CANDLE_CLASSES = ("down", "flat", "up")
 TREND_CLASSES = ("down", "flat", "up")
-ACTIONS = ("hold", "enter_long", "exit_long", "enter_short", "exit_short")
-HEADS = ("candle", "trend", "action", "return")
-CLASS_HEADS = ("candle", "trend", "action")
+POSITION_CLASSES = ("flat", "long", "short")
+REGIME_CLASSES = ("uptrend", "downtrend", "range")
+CLASSES = {"candle": CANDLE_CLASSES, "trend": TREND_CLASSES, "position": POSITION_CLASSES,
+           "regime": REGIME_CLASSES}
+HEADS = ("candle", "trend", "position", "regime", "return")
+CLASS_HEADS = ("candle", "trend", "position", "regime")
+MARKET_HEADS = ("candle", "trend")   # learned from the candles alone
+TRADER_HEADS = ("position", "regime")  # learned from the trader's marks
 MASKED = -1
-TARGETS_VERSION = 1
+TARGETS_VERSION = 2
+FLAT_BANDS = ("volatility", "bps")
 
 
 @dataclass(frozen=True)
 class TargetSpec:
-    """Target definitions and per-head loss weights; recorded in every checkpoint."""
+    """Target definitions and per-head loss weights; recorded in every checkpoint.
 
+    ``candle_flat_k``/``trend_flat_k``: the flat band in trailing volatilities (``flat_band``
+    "volatility"); ``*_flat_bps``: in basis points ("bps"). ``class_weights``: weigh each
+    class's loss by the inverse of its share of the training targets (rare classes count).
+    ``review_margin``: candles around a trade that count as reviewed."""
+
+    flat_band: str = "volatility"
+    candle_flat_k: float = 0.4
     candle_flat_bps: float = 2.0
     trend_horizon: int = 10
+    trend_flat_k: float = 0.4
     trend_flat_bps: float = 6.0
+    volatility_window: int = 60
     candle_weight: float = 1.0
     trend_weight: float = 1.0
-    action_weight: float = 1.0
+    position_weight: float = 1.0
+    regime_weight: float = 1.0
     return_weight: float = 0.5
+    class_weights: bool = False
+    review_margin: int = 10
     version: int = TARGETS_VERSION
 
     def __post_init__(self) -> None:
-        if int(self.trend_horizon) < 1:
-            raise WorkstationError(f"trend_horizon must be >= 1, got {self.trend_horizon!r}")
-        for name in ("candle_flat_bps", "trend_flat_bps"):
+        if self.version != TARGETS_VERSION:
+            raise WorkstationError(f"targets version {self.version} is not supported "
+                                   f"(this Workstation computes version {TARGETS_VERSION})")
+        if self.flat_band not in FLAT_BANDS:
+            raise WorkstationError(f"flat_band must be one of {', '.join(FLAT_BANDS)}, got "
+                                   f"{self.flat_band!r}")
+        for name in ("trend_horizon", "volatility_window"):
+            if int(getattr(self, name)) < 1:
+                raise WorkstationError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if int(self.review_margin) < 0:
+            raise WorkstationError(f"review_margin must be >= 0, got {self.review_margin!r}")
+        for name in ("candle_flat_k", "trend_flat_k", "candle_flat_bps", "trend_flat_bps"):
             if not getattr(self, name) >= 0:
                 raise WorkstationError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         for head in HEADS:
             weight = getattr(self, f"{head}_weight")
             if not (weight >= 0 and np.isfinite(weight)):
                 raise WorkstationError(f"{head}_weight must be finite and >= 0, got {weight!r}")
-        if self.version != TARGETS_VERSION:
-            raise WorkstationError(f"targets version {self.version} is not supported "
-                                   f"(this Workstation computes version {TARGETS_VERSION})")
 
     @property
     def horizon(self) -> int:
@@ -64,6 +96,15 @@ class TargetSpec:
 
     def weight(self, head: str) -> float:
         return float(getattr(self, f"{head}_weight"))
+
+    def band_bps(self, head: str, volatility_bps: np.ndarray) -> np.ndarray:
+        """The flat band of ``head`` (candle or trend) at each candle, in bps."""
+        if self.flat_band == "bps":
+            fixed = self.candle_flat_bps if head == "candle" else self.trend_flat_bps
+            return np.full(np.shape(volatility_bps), float(fixed))
+        if head == "candle":
+            return self.candle_flat_k * volatility_bps
+        return self.trend_flat_k * volatility_bps * np.sqrt(self.horizon)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -79,8 +120,10 @@ class Targets:
 
     candle: np.ndarray           # int64, MASKED where there is no next candle
     trend: np.ndarray            # int64, MASKED for the last trend_horizon candles
-    action: np.ndarray           # int64, MASKED where the trader marked nothing
+    position: np.ndarray         # int64, MASKED where the trader reviewed nothing
+    regime: np.ndarray           # int64, MASKED outside the trader's regime regions
     next_return_bps: np.ndarray  # float32, NaN where there is no next candle
+    volatility_bps: np.ndarray   # float64, trailing volatility known at t
 
     def __len__(self) -> int:
         return len(self.candle)
@@ -97,9 +140,8 @@ class Targets:
         return self.classes(head) != MASKED
 
     def class_counts(self, head: str, start: int = 0, stop: int | None = None) -> np.ndarray:
-        n_classes = len(ACTIONS) if head == "action" else 3
         values = self.classes(head)[start:stop]
-        return np.bincount(values[values != MASKED], minlength=n_classes)
+        return np.bincount(values[values != MASKED], minlength=len(CLASSES[head]))
 
     def majority_baseline(self, head: str, start: int = 0, stop: int | None = None
                           ) -> float | None:
@@ -109,51 +151,102 @@ class Targets:
         total = int(counts.sum())
         return float(counts.max()) / total if total else None
 
+    def class_weights(self, head: str, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """Inverse-frequency weights of ``head``'s classes over ``[start, stop)``, averaging 1
+        over the targets there (a class that does not occur gets weight 0)."""
+        counts = self.class_counts(head, start, stop).astype(np.float64)
+        total = counts.sum()
+        present = counts > 0
+        weights = np.zeros(len(counts))
+        if total:
+            weights[present] = total / (present.sum() * counts[present])
+        return weights
+
     def slice(self, start: int, stop: int) -> Targets:
         return Targets(self.candle[start:stop], self.trend[start:stop],
-                       self.action[start:stop], self.next_return_bps[start:stop])
+                       self.position[start:stop], self.regime[start:stop],
+                       self.next_return_bps[start:stop], self.volatility_bps[start:stop])
 
 
-def direction(log_return_bps: np.ndarray, flat_bps: float) -> np.ndarray:
-    """0 down, 1 flat, 2 up (int64) for log returns in basis points."""
+def direction(log_return_bps: np.ndarray, flat_bps) -> np.ndarray:
+    """0 down, 1 flat, 2 up (int64) for log returns in basis points; ``flat_bps`` is one band
+    or one per return."""
     out = np.ones(len(log_return_bps), dtype=np.int64)
     out[log_return_bps < -flat_bps] = 0
     out[log_return_bps > flat_bps] = 2
     return out
 
 
-def check_actions(actions, n: int) -> np.ndarray:
-    """The annotation feature's per-candle action codes as int64; -1 (masked) or 0..4."""
-    array = np.asarray(actions)
+def trailing_volatility_bps(log_close: np.ndarray, window: int) -> np.ndarray:
+    """RMS of the last ``window`` close-to-close log returns up to each candle, in bps (at
+    the start of a series, of those there are; the first candle has none: NaN)."""
+    n = len(log_close)
+    out = np.full(n, np.nan)
+    if n > 1:
+        square = (np.diff(log_close) * 1e4) ** 2
+        out[1:] = np.sqrt(trailing_mean(square, window))
+    return out
+
+
+def flat_bands_at(spec: TargetSpec, close: np.ndarray, t: int) -> tuple[float, float]:
+    """The candle and trend flat bands (bps) of the targets of candle ``t`` of the closes
+    ``close``: what a prediction made at ``t`` is judged by once its outcome is known."""
+    if spec.flat_band == "bps":
+        return spec.candle_flat_bps, spec.trend_flat_bps
+    first = max(0, t - spec.volatility_window)
+    window = np.log(np.asarray(close[first:t + 1], dtype=np.float64))
+    volatility = trailing_volatility_bps(window, spec.volatility_window)[-1:]
+    known = np.where(np.isfinite(volatility), volatility, 0.0)
+    return (float(spec.band_bps("candle", known)[0]), float(spec.band_bps("trend", known)[0]))
+
+
+def check_labels(labels, n: int, head: str) -> np.ndarray:
+    """A trader's per-candle labels for ``head`` as int64: -1 (masked) or a class index."""
+    array = np.asarray(labels)
     if array.shape != (n,):
-        raise WorkstationError(f"actions have shape {array.shape}, expected ({n},): one per candle")
+        raise WorkstationError(f"{head} labels have shape {array.shape}, expected ({n},): one "
+                               f"per candle")
     if array.size and not np.issubdtype(array.dtype, np.integer):
-        raise WorkstationError(f"actions must be integers (-1 for none, 0..4), got {array.dtype}")
-    bad = np.flatnonzero((array < MASKED) | (array >= len(ACTIONS)))
+        raise WorkstationError(f"{head} labels must be integers (-1 for none), got "
+                               f"{array.dtype}")
+    names = CLASSES[head]
+    bad = np.flatnonzero((array < MASKED) | (array >= len(names)))
     if bad.size:
         i = int(bad[0])
-        raise WorkstationError(f"action at candle {i} is {int(array[i])}; use -1 for none or "
-                               f"0..{len(ACTIONS) - 1} ({', '.join(ACTIONS)})")
+        raise WorkstationError(f"{head} label at candle {i} is {int(array[i])}; use -1 for "
+                               f"none or 0..{len(names) - 1} ({', '.join(names)})")
     return array.astype(np.int64)
 
 
-def make_targets(candles, spec: TargetSpec | None = None,
-                 actions: np.ndarray | None = None) -> Targets:
-    """Targets for every candle of ``candles``; ``actions=None`` masks the action head."""
+def make_targets(candles, spec: TargetSpec | None = None, trader=None) -> Targets:
+    """Targets for every candle of ``candles``. ``trader`` holds the trader's ``position``
+    and ``regime`` labels per candle (``annotations.targets.TraderTargets``); None masks
+    those heads."""
     spec = spec or TargetSpec()
     n = len(candles)
     log_close = np.log(np.asarray(candles.close, dtype=np.float64))
-    horizon = int(spec.trend_horizon)
+    horizon = spec.horizon
+    volatility = trailing_volatility_bps(log_close, spec.volatility_window)
+    known = np.where(np.isfinite(volatility), volatility, 0.0)
 
     next_bps = np.full(n, np.nan, dtype=np.float64)
     next_bps[:-1] = (log_close[1:] - log_close[:-1]) * 1e4
     candle = np.full(n, MASKED, dtype=np.int64)
-    candle[:-1] = direction(next_bps[:-1], spec.candle_flat_bps)
+    band = spec.band_bps("candle", known)
+    candle[:-1] = direction(next_bps[:-1], band[:-1])
 
     trend = np.full(n, MASKED, dtype=np.int64)
     if n > horizon:
+        band = spec.band_bps("trend", known)
         trend[:-horizon] = direction((log_close[horizon:] - log_close[:-horizon]) * 1e4,
-                                     spec.trend_flat_bps)
-    action = (np.full(n, MASKED, dtype=np.int64) if actions is None
-              else check_actions(actions, n))
-    return Targets(candle, trend, action, next_bps.astype(np.float32))
+                                     band[:-horizon])
+    if spec.flat_band == "volatility":  # no volatility known yet: no band, no target
+        unknown = ~np.isfinite(volatility)
+        candle[unknown] = MASKED
+        trend[unknown] = MASKED
+    position = np.full(n, MASKED, dtype=np.int64)
+    regime = np.full(n, MASKED, dtype=np.int64)
+    if trader is not None:
+        position = check_labels(trader.position, n, "position")
+        regime = check_labels(trader.regime, n, "regime")
+    return Targets(candle, trend, position, regime, next_bps.astype(np.float32), volatility)

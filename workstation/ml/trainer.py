@@ -30,7 +30,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
@@ -38,6 +38,7 @@ import torch.nn.functional as F
 
 from ..errors import WorkstationError
 from ..market.series import SeriesKey
+from .baselines import fit_baselines
 from .config import TradingTransformerConfig, TrainConfig
 from .dataset import (
     DeviceSeries,
@@ -55,11 +56,13 @@ from .events import (
     Event,
     Failed,
     Finished,
+    HeadScore,
     RunStarted,
     SplitMetrics,
 )
 from .model import ModelOutput, TradingTransformer
 from .ownership import ModelClaim, claim
+from .scoring import day_blocks, score_head
 from .targets import CLASS_HEADS, HEADS, TargetSpec
 
 log = logging.getLogger(__name__)
@@ -67,17 +70,21 @@ log = logging.getLogger(__name__)
 
 # -- loss -------------------------------------------------------------------------------------
 # One step's numbers as one device vector, so a log needs a single host sync:
-# [total, head loss x4, head present x4, correct x3 (class heads), count x4, grad norm]
-_TOTAL, _HEAD, _PRESENT, _CORRECT, _COUNT, _GNORM = 0, 1, 5, 9, 12, 16
-_STATS = 17
+# [total, head loss x H, head present x H, correct x C (class heads), count x H, grad norm]
+_H, _C = len(HEADS), len(CLASS_HEADS)
+_TOTAL, _HEAD, _PRESENT = 0, 1, 1 + _H
+_CORRECT = 1 + 2 * _H
+_COUNT = _CORRECT + _C
+_GNORM = _COUNT + _H
+_STATS = _GNORM + 1
 
 
 @dataclass
 class LossTerms:
     total: torch.Tensor    # scalar, weighted sum of the heads that have targets
-    heads: torch.Tensor    # [4] mean loss per head (0 where the head has no target)
-    counts: torch.Tensor   # [4] targets per head
-    correct: torch.Tensor  # [3] correct argmax predictions of the class heads
+    heads: torch.Tensor    # [H] mean loss per head (0 where the head has no target)
+    counts: torch.Tensor   # [H] targets per head
+    correct: torch.Tensor  # [C] correct argmax predictions of the class heads
 
     def stats(self) -> torch.Tensor:
         """The ``_STATS`` vector without the grad norm (float64, detached)."""
@@ -87,13 +94,16 @@ class LossTerms:
                               self.total.new_zeros(1)]).double()
 
 
-def _class_terms(logits: torch.Tensor, target: torch.Tensor):
+def _class_terms(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None):
+    """Summed (class-weighted) cross-entropy, its normaliser, target count and correct."""
     flat = target.reshape(-1)
     logits = logits.reshape(flat.shape[0], -1)
-    summed = F.cross_entropy(logits, flat, ignore_index=-1, reduction="sum")
     valid = flat >= 0
+    summed = F.cross_entropy(logits, flat, weight=weight, ignore_index=-1, reduction="sum")
+    norm = valid.sum().to(torch.float32) if weight is None else \
+        torch.where(valid, weight[flat.clamp(min=0)], torch.zeros_like(weight[:1])).sum()
     correct = ((logits.argmax(-1) == flat) & valid).sum()
-    return summed, valid.sum(), correct
+    return summed, norm, valid.sum(), correct
 
 
 def head_weights(spec: TargetSpec, device: torch.device | str) -> torch.Tensor:
@@ -102,15 +112,34 @@ def head_weights(spec: TargetSpec, device: torch.device | str) -> torch.Tensor:
     return torch.tensor([spec.weight(h) for h in HEADS], dtype=torch.float32, device=device)
 
 
-def compute_loss(out: ModelOutput, batch: WindowBatch, weights: torch.Tensor) -> LossTerms:
-    """Per-head losses over every unmasked position: cross-entropy for the class heads,
-    Gaussian negative log-likelihood (or squared error without uncertainty) for the return;
-    ``total`` weights them with ``weights`` (see ``head_weights``)."""
-    sums, counts, correct = [], [], []
-    for head, logits in zip(CLASS_HEADS, (out.candle_logits, out.trend_logits,
-                                         out.action_logits)):
-        s, n, c = _class_terms(logits, getattr(batch, head))
+def class_weights(data: TrainingData, train: tuple[int, int], device: torch.device | str
+                  ) -> dict[str, torch.Tensor] | None:
+    """Inverse-frequency class weights of each class head over the training span, when the
+    target settings ask for them (``class_weights``); else None (every target counts 1)."""
+    if not data.target_spec.class_weights:
+        return None
+    return {head: torch.tensor(data.targets.class_weights(head, *train), dtype=torch.float32,
+                               device=device) for head in CLASS_HEADS}
+
+
+def head_logits(out: ModelOutput) -> dict[str, torch.Tensor]:
+    """The class heads' logits by head name."""
+    return {"candle": out.candle_logits, "trend": out.trend_logits,
+            "position": out.position_logits, "regime": out.regime_logits}
+
+
+def compute_loss(out: ModelOutput, batch: WindowBatch, weights: torch.Tensor,
+                 classes: dict[str, torch.Tensor] | None = None) -> LossTerms:
+    """Per-head losses, each the mean over that head's own targets (class-weighted with
+    ``classes``): cross-entropy for the class heads, Gaussian negative log-likelihood (or
+    squared error without uncertainty) for the return; ``total`` weights them with
+    ``weights`` (see ``head_weights``). A head with no target in the batch adds nothing."""
+    sums, norms, counts, correct = [], [], [], []
+    for head, logits in head_logits(out).items():
+        s, z, n, c = _class_terms(logits, getattr(batch, head),
+                                  classes[head] if classes else None)
         sums.append(s)
+        norms.append(z)
         counts.append(n)
         correct.append(c)
     err = batch.ret - out.return_mean
@@ -120,31 +149,58 @@ def compute_loss(out: ModelOutput, batch: WindowBatch, weights: torch.Tensor) ->
         per = err * err
     sums.append(torch.where(batch.ret_mask, per, torch.zeros_like(per)).sum())
     counts.append(batch.ret_mask.sum())
+    norms.append(counts[-1].to(torch.float32))
     count = torch.stack(counts).to(torch.float32)
-    heads = torch.stack(sums) / count.clamp(min=1.0)
+    heads = torch.stack(sums) / torch.stack(norms).clamp(min=1e-12)
+    heads = torch.where(count > 0, heads, torch.zeros_like(heads))
     return LossTerms(total=(heads * weights).sum(), heads=heads, counts=count,
                      correct=torch.stack(correct).to(torch.float32))
 
 
-def _metrics(vec: list[float], batches: int, baselines: dict[str, float | None]) -> SplitMetrics:
-    """SplitMetrics from a summed ``_STATS`` vector over ``batches`` steps."""
+def _metrics(vec: list[float], batches: int, majority: dict[str, float | None]
+             ) -> SplitMetrics:
+    """SplitMetrics from a summed ``_STATS`` vector over ``batches`` steps; accuracies stand
+    beside the majority class of the split (the full baselines are scored on validation)."""
     head_losses = {}
     for i, head in enumerate(HEADS):
         present = vec[_PRESENT + i]
         head_losses[head] = vec[_HEAD + i] / present if present else None
+    heads = {}
+    for i, head in enumerate(CLASS_HEADS):
+        count = int(vec[_COUNT + i])
+        heads[head] = HeadScore(vec[_CORRECT + i] / count if count else None, count,
+                                {"majority": majority[head]},
+                                "majority" if majority[head] is not None else None)
+    return SplitMetrics(loss=vec[_TOTAL] / batches if batches else None,
+                        head_losses=head_losses, heads=heads, examples=int(vec[_COUNT]),
+                        batches=batches)
 
-    def acc(i: int) -> float | None:
-        count = vec[_COUNT + i]
-        return vec[_CORRECT + i] / count if count else None
 
-    return SplitMetrics(
-        loss=vec[_TOTAL] / batches if batches else None,
-        head_losses=head_losses,
-        candle_acc=acc(0), candle_baseline=baselines["candle"],
-        trend_acc=acc(1), trend_baseline=baselines["trend"],
-        action_acc=acc(2), action_baseline=baselines["action"],
-        examples=int(vec[_COUNT]),
-    )
+def predict_span(model: TradingTransformer, series: DeviceSeries, span: tuple[int, int],
+                 seq_len: int, batch_size: int, device: torch.device, *,
+                 autocast=contextlib.nullcontext, should_stop: Callable[[], bool] = bool,
+                 on_batch: Callable[[ModelOutput, WindowBatch], None] | None = None
+                 ) -> np.ndarray:
+    """Each class head's predicted class ``[C, stop - start]`` at every candle of ``span``
+    covered by its non-overlapping windows (``-1`` for the tail no window reaches), from a
+    model in eval mode; ``on_batch(out, batch)`` sees every batch (the validation loss)."""
+    start, stop = span
+    starts = WindowSampler(start, stop, seq_len).starts(shuffle=False).to(device)
+    predicted = torch.full((_C, stop - start), -1, dtype=torch.int64, device=device)
+    offsets = torch.arange(seq_len, device=device)
+    for i in range(0, len(starts), batch_size):
+        if should_stop():
+            raise _Stopped
+        chunk = starts[i:i + batch_size]
+        batch = series.gather(chunk, seq_len)
+        with autocast():
+            out = model(batch.x)
+        if on_batch is not None:
+            on_batch(out, batch)
+        where = (chunk[:, None] + offsets - start).reshape(-1)
+        for h, logits in enumerate(head_logits(out).values()):
+            predicted[h, where] = logits.argmax(-1).reshape(-1)
+    return predicted.cpu().numpy()
 
 
 def lr_factor(step: int, warmup: int, total: int, min_ratio: float) -> float:
@@ -216,10 +272,11 @@ class Trainer:
                                             train_config.window_stride)
         self._val_windows = WindowSampler(*self.split.val, model_config.seq_len)
         t = data.targets
-        self._baselines = {
+        self._majority = {
             name: {head: t.majority_baseline(head, *rng) for head in CLASS_HEADS}
             for name, rng in (("train", self.split.train), ("val", self.split.val))
         }
+        self._val_baselines: dict[str, dict[str, np.ndarray]] = {}  # fitted by _setup
         self.steps_per_epoch = math.ceil(self._train_windows.n_windows / train_config.batch_size)
         self.total_steps = self.steps_per_epoch * train_config.epochs
         self.step = 0
@@ -303,6 +360,10 @@ class Trainer:
             self.optimizer, lambda step: lr_factor(step, warmup, total, ratio))
         self.series = DeviceSeries(self.data, device)
         self._weights = head_weights(self.data.target_spec, device)
+        self._classes = class_weights(self.data, self.split.train, device)
+        fitted = fit_baselines(self.data, self.split.train)
+        self._val_baselines = {head: fitted.predict(head, *self.split.val)
+                               for head in CLASS_HEADS}
         self._params = list(model.parameters())
         if self.resume_from is not None:
             self._restore(self.resume_from)
@@ -372,7 +433,7 @@ class Trainer:
                     self._log()
             if self._log_batches:
                 self._log()
-            train = _metrics(self._epoch_acc, self._epoch_batches, self._baselines["train"])
+            train = _metrics(self._epoch_acc, self._epoch_batches, self._majority["train"])
             val = self._evaluate()
             is_best = val.loss is not None and (self.best_val_loss is None
                                                 or val.loss < self.best_val_loss)
@@ -381,7 +442,8 @@ class Trainer:
             epoch = self.epoch
             self.epoch += 1
             self.batch = 0
-            self._emit(EpochEnd(self.run_id, epoch=epoch, step=self.step, train=train, val=val,
+            self._emit(EpochEnd(self.run_id, epoch=epoch, step=self.step,
+                                batches_per_epoch=self.steps_per_epoch, train=train, val=val,
                                 lr=self.scheduler.get_last_lr()[0],
                                 elapsed_s=time.monotonic() - epoch_started,
                                 memory=memory_stats(dev), is_best=is_best))
@@ -391,7 +453,7 @@ class Trainer:
     def _train_step(self, batch: WindowBatch) -> None:
         with self._autocast():
             out = self._net()(batch.x)
-        terms = compute_loss(out, batch, self._weights)
+        terms = compute_loss(out, batch, self._weights, self._classes)
         terms.total.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(self._params, self.train_config.grad_clip,
                                                foreach=True)
@@ -431,36 +493,45 @@ class Trainer:
         self._emit(BatchEnd(
             self.run_id, epoch=self.epoch, step=self.step, batch=self.batch,
             batches_per_epoch=self.steps_per_epoch, batches=n,
-            metrics=_metrics(vec, n, self._baselines["train"]),
+            metrics=_metrics(vec, n, self._majority["train"]),
             lr=self.scheduler.get_last_lr()[0], grad_norm=vec[_GNORM] / n,
             samples_per_s=windows / max(now - self._log_time, 1e-9),
             memory=memory_stats(self.device)))
         self._log_batches, self._log_time = 0, time.monotonic()
 
     def _evaluate(self) -> SplitMetrics:
-        model, seq_len = self._net(), self.model_config.seq_len
-        bs = self.train_config.batch_size
-        starts = self._val_windows.starts(shuffle=False).to(self.device)
+        """Validation loss and, per class head, the model's prediction at every validation
+        candle scored beside the baselines fitted on the training span (``scoring``)."""
+        model = self._net()
+        val_start, val_stop = self.split.val
         acc = torch.zeros(_STATS, dtype=torch.float64, device=self.device)
         batches = 0
+
+        def add_loss(out: ModelOutput, batch: WindowBatch) -> None:
+            nonlocal acc, batches
+            acc += compute_loss(out, batch, self._weights, self._classes).stats()
+            batches += 1
+
         model.eval()
         try:
             with torch.no_grad():
-                for i in range(0, len(starts), bs):
-                    if self.stop.is_set():
-                        raise _Stopped
-                    batch = self.series.gather(starts[i:i + bs], seq_len)
-                    with self._autocast():
-                        out = model(batch.x)
-                    acc += compute_loss(out, batch, self._weights).stats()
-                    batches += 1
+                predicted = predict_span(model, self.series, self.split.val,
+                                         self.model_config.seq_len, self.train_config.batch_size,
+                                         self.device, autocast=self._autocast,
+                                         should_stop=self.stop.is_set, on_batch=add_loss)
         finally:
             model.train()
         vec = acc.tolist()
         if not all(math.isfinite(v) for v in vec):
             bad = tuple(h for i, h in enumerate(HEADS) if not math.isfinite(vec[_HEAD + i]))
             raise NonFiniteError("validation loss", bad, self.step, self.epoch, self.batch)
-        return _metrics(vec, batches, self._baselines["val"])
+        metrics = _metrics(vec, batches, self._majority["val"])
+        days = day_blocks(self.data.ts[val_start:val_stop])
+        heads = {head: score_head(head, self.data.targets.classes(head)[val_start:val_stop],
+                                  predicted[h], self._val_baselines[head], days,
+                                  seed=self.train_config.seed)
+                 for h, head in enumerate(CLASS_HEADS)}
+        return replace(metrics, heads=heads)
 
     # -- checkpoints and endings -----------------------------------------------------------------
     def _save(self, reason: str, *, is_best: bool = False, metrics: dict | None = None) -> None:

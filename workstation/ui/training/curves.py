@@ -23,6 +23,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QGridLayout, QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from ...ml.events import BatchEnd, EpochEnd, RunStarted
+from ...ml.scoring import describe
+from ...ml.targets import CLASS_HEADS
 
 REDRAW_MS = 100  # one plot per tick: each of the five is redrawn at most twice a second
 AXIS_WIDTH, AXIS_HEIGHT = 52, 22  # px
@@ -204,19 +206,19 @@ class TrainingCurves(QWidget):
                 m, x = event.metrics, event.step
                 s["loss_train"].add(x, m.loss)
                 s["loss_smooth"].add(x, self._smoothed(m.loss))
-                s["candle_train"].add(x, _percent(m.candle_acc))
-                s["trend_train"].add(x, _percent(m.trend_acc))
+                s["candle_train"].add(x, _percent(m.accuracy("candle")))
+                s["trend_train"].add(x, _percent(m.accuracy("trend")))
                 s["lr"].add(x, event.lr)
                 s["samples_per_s"].add(x, event.samples_per_s)
-                self.baselines["candle_train"].set(m.candle_baseline)
-                self.baselines["trend_train"].set(m.trend_baseline)
+                self.baselines["candle_train"].set(_best_baseline(m, "candle"))
+                self.baselines["trend_train"].set(_best_baseline(m, "trend"))
             elif isinstance(event, EpochEnd):
                 v, x = event.val, event.step
                 s["loss_val"].add(x, v.loss)
-                s["candle_val"].add(x, _percent(v.candle_acc))
-                s["trend_val"].add(x, _percent(v.trend_acc))
-                self.baselines["candle_val"].set(v.candle_baseline)
-                self.baselines["trend_val"].set(v.trend_baseline)
+                s["candle_val"].add(x, _percent(v.accuracy("candle")))
+                s["trend_val"].add(x, _percent(v.accuracy("trend")))
+                self.baselines["candle_val"].set(_best_baseline(v, "candle"))
+                self.baselines["trend_val"].set(_best_baseline(v, "trend"))
         self.redraw()
 
     def _smoothed(self, loss: float | None) -> float | None:
@@ -284,12 +286,20 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else value * 100.0
 
 
+def _best_baseline(metrics, head: str) -> float | None:
+    score = metrics.heads.get(head)
+    return score.best_baseline_accuracy if score is not None else None
+
+
 class MetricReadout(QWidget):
-    """The latest numbers as text: "—" for anything without data."""
+    """The latest numbers as text: "—" for anything without data. Each head's accuracy
+    stands beside its best baseline (on validation: with the margin's interval and whether
+    it shows an edge), in the words ``ml.scoring.describe`` gives the CLI too."""
 
     ROWS = (("epoch", "Epoch"), ("step", "Step"), ("loss", "Train loss"),
             ("val_loss", "Validation loss"), ("candle", "Candle accuracy"),
-            ("trend", "Trend accuracy"), ("lr", "Learning rate"), ("rate", "Samples/s"),
+            ("trend", "Trend accuracy"), ("position", "Position accuracy"),
+            ("regime", "Regime accuracy"), ("lr", "Learning rate"), ("rate", "Samples/s"),
             ("live", "Live"))
 
     def __init__(self, parent=None):
@@ -309,8 +319,8 @@ class MetricReadout(QWidget):
             self.values[key] = value
         grid.setColumnStretch(1, 1)
         self._epochs: int | None = None
-        self._train = {"candle": None, "trend": None}
-        self._val = {"candle": None, "trend": None}
+        self._train: dict = {}
+        self._val: dict = {}
 
     def text(self, key: str) -> str:
         return self.values[key].text()
@@ -319,8 +329,8 @@ class MetricReadout(QWidget):
         for label in self.values.values():
             label.setText(NO_DATA)
         self._epochs = epochs
-        self._train = {"candle": None, "trend": None}
-        self._val = {"candle": None, "trend": None}
+        self._train = {}
+        self._val = {}
 
     def add_events(self, events) -> None:
         v = self.values
@@ -335,13 +345,11 @@ class MetricReadout(QWidget):
                 v["loss"].setText(fmt(m.loss))
                 v["lr"].setText(fmt(event.lr, ".2e"))
                 v["rate"].setText(fmt(event.samples_per_s, ".0f"))
-                self._train = {"candle": (m.candle_acc, m.candle_baseline),
-                               "trend": (m.trend_acc, m.trend_baseline)}
+                self._train = dict(m.heads)
                 self._accuracies()
             elif isinstance(event, EpochEnd):
                 v["val_loss"].setText(fmt(event.val.loss))
-                self._val = {"candle": (event.val.candle_acc, event.val.candle_baseline),
-                             "trend": (event.val.trend_acc, event.val.trend_baseline)}
+                self._val = dict(event.val.heads)
                 self._accuracies()
 
     def _epoch_text(self, epoch: int, batch: int, batches: int) -> str:
@@ -349,13 +357,11 @@ class MetricReadout(QWidget):
         return f"{epoch}{total} (batch {batch}/{batches})"
 
     def _accuracies(self) -> None:
-        for head in ("candle", "trend"):
-            parts = []
-            for name, pair in (("train", self._train[head]), ("val", self._val[head])):
-                if pair is not None:
-                    acc, base = pair
-                    parts.append(f"{name} {pct(acc)} (majority {pct(base)})")
-            self.values[head].setText(", ".join(parts) if parts else NO_DATA)
+        for head in CLASS_HEADS:
+            parts = [describe(split, scores[head]) for split, scores in
+                     (("train", self._train), ("val", self._val))
+                     if head in scores and scores[head].accuracy is not None]
+            self.values[head].setText("; ".join(parts) if parts else NO_DATA)
 
     def set_live(self, text: str) -> None:
         self.values["live"].setText(text or NO_DATA)

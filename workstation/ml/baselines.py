@@ -1,0 +1,141 @@
+"""Simple baselines every head is scored against, fitted on a training span only.
+
+- ``majority``: the most common class of the training targets.
+- ``volatility``: one class below a trailing-volatility threshold and one above it (threshold
+  and classes fitted on the training targets): the rule a volatility detector amounts to.
+- ``logistic``: multinomial logistic regression on the model's own per-candle features.
+- ``persistence`` (market heads only): the class of the move that has just completed at
+  ``t`` (the previous candle's direction; the trend of the last H candles). The trader's heads
+  have none: their past labels are not an input of the model, so repeating them would be
+  scoring with information the model never sees.
+
+``fit_baselines(data, train)`` fits them; ``predict(head, start, stop)`` gives each one's class
+per candle (``MASKED`` where it has none). numpy only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .targets import CLASS_HEADS, CLASSES, MARKET_HEADS, MASKED, Targets
+
+QUANTILES = np.linspace(0.025, 0.975, 39)
+MAX_ROWS = 50_000       # training rows a logistic regression is fitted on (evenly spaced)
+MIN_ROWS = 30           # fewer targets than this: no logistic fit (the majority stands in)
+STEPS, LEARNING_RATE, L2 = 300, 0.5, 1e-4
+
+
+@dataclass
+class _Fitted:
+    majority: int | None = None
+    threshold: float | None = None
+    below: int | None = None
+    above: int | None = None
+    weights: np.ndarray | None = None      # [features + 1, classes]
+    mean: np.ndarray | None = None
+    scale: np.ndarray | None = None
+
+
+@dataclass
+class Baselines:
+    """Fitted baselines of every class head (see the module docstring)."""
+
+    features: np.ndarray
+    targets: Targets
+    horizon: int  # the trend head's horizon (its persistence looks that far back)
+    fitted: dict[str, _Fitted] = field(default_factory=dict)
+
+    def predict(self, head: str, start: int = 0, stop: int | None = None
+                ) -> dict[str, np.ndarray]:
+        """Each baseline's class for candles ``[start, stop)``."""
+        stop = len(self.features) if stop is None else stop
+        n = stop - start
+        fit = self.fitted[head]
+        out: dict[str, np.ndarray] = {}
+        if fit.majority is None:
+            return out
+        out["majority"] = np.full(n, fit.majority, dtype=np.int64)
+        volatility = self.targets.volatility_bps[start:stop]
+        if fit.threshold is not None and fit.below is not None and fit.above is not None:
+            rule = np.where(volatility < fit.threshold, fit.below, fit.above)
+            out["volatility"] = np.where(np.isfinite(volatility), rule, MASKED).astype(np.int64)
+        if fit.weights is not None and fit.mean is not None and fit.scale is not None:
+            x = (self.features[start:stop].astype(np.float64) - fit.mean) / fit.scale
+            out["logistic"] = np.argmax(_logits(x, fit.weights), axis=1).astype(np.int64)
+        if head in MARKET_HEADS:
+            back = np.arange(start, stop) - (1 if head == "candle" else self.horizon)
+            classes = self.targets.classes(head)
+            out["persistence"] = np.where(back >= 0, classes[np.maximum(back, 0)], MASKED)
+        return out
+
+
+def _logits(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    return x @ weights[:-1] + weights[-1]
+
+
+def _fit_logistic(x: np.ndarray, y: np.ndarray, n_classes: int) -> np.ndarray:
+    """Weights of a multinomial logistic regression (full-batch gradient descent with
+    momentum on the mean cross-entropy plus a small L2 penalty)."""
+    onehot = np.eye(n_classes)[y]
+    weights = np.zeros((x.shape[1] + 1, n_classes))
+    velocity = np.zeros_like(weights)
+    for _ in range(STEPS):
+        z = _logits(x, weights)
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        err = (p - onehot) / len(y)
+        grad = np.vstack((x.T @ err + L2 * weights[:-1], err.sum(axis=0, keepdims=True)))
+        velocity = 0.9 * velocity - LEARNING_RATE * grad
+        weights += velocity
+    return weights
+
+
+def _fit_volatility(volatility: np.ndarray, y: np.ndarray, n_classes: int
+                    ) -> tuple[float, int, int]:
+    """The threshold and the two classes that best fit "class A below, class B above"."""
+    order = np.argsort(volatility, kind="stable")
+    v, labels = volatility[order], y[order]
+    counts = np.cumsum(np.eye(n_classes, dtype=np.int64)[labels], axis=0)
+    total = counts[-1]
+    best: tuple[int, float, int, int] = (-1, float(v[0]), int(total.argmax()),
+                                         int(total.argmax()))
+    for q in QUANTILES:
+        k = int(np.searchsorted(v, np.quantile(v, q), side="left"))
+        below = counts[k - 1] if k else np.zeros(n_classes, dtype=np.int64)
+        above = total - below
+        right = int(below.max() + above.max())
+        if right > best[0]:
+            best = (right, float(v[k]) if k < len(v) else float(v[-1]),
+                    int(below.argmax()) if k else int(above.argmax()), int(above.argmax()))
+    return best[1:]
+
+
+def fit_baselines(data, train: tuple[int, int]) -> Baselines:
+    """Fit every head's baselines on the targets of candles ``train = (start, stop)``."""
+    start, stop = train
+    targets = data.targets
+    baselines = Baselines(data.features, targets, data.target_spec.horizon)
+    for head in CLASS_HEADS:
+        fit = _Fitted()
+        baselines.fitted[head] = fit
+        y = targets.classes(head)[start:stop]
+        rows = np.flatnonzero(y != MASKED)
+        if not rows.size:
+            continue
+        n_classes = len(CLASSES[head])
+        labels = y[rows]
+        fit.majority = int(np.bincount(labels, minlength=n_classes).argmax())
+        volatility = targets.volatility_bps[start:stop][rows]
+        known = np.isfinite(volatility)
+        if known.sum() >= MIN_ROWS:
+            fit.threshold, fit.below, fit.above = _fit_volatility(volatility[known],
+                                                                 labels[known], n_classes)
+        if rows.size >= MIN_ROWS and len(np.unique(labels)) > 1:
+            pick = rows[np.linspace(0, rows.size - 1, min(rows.size, MAX_ROWS)).astype(int)]
+            x = data.features[start:stop][pick].astype(np.float64)
+            fit.mean, fit.scale = x.mean(axis=0), x.std(axis=0) + 1e-9
+            fit.weights = _fit_logistic((x - fit.mean) / fit.scale, y[pick], n_classes)
+    return baselines
