@@ -15,8 +15,6 @@ import sys
 import threading
 from dataclasses import asdict
 
-import numpy as np
-
 from ..errors import WorkstationError
 from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored
 from ..ml.job import TrainingRequest
@@ -108,15 +106,10 @@ def run(args) -> int:
     plan = job.plan(request, None)  # every argument checked; torch not loaded
     candles, key = load_series(args.source, args.symbol, args.timeframe,
                                max_candles=args.max_candles)
-    from ..ml.dataset import TrainingData
     from ..ml.evaluation import evaluate
-    from ..ml.features import make_features
 
-    labelled = job.label_series(candles, key, plan.target_spec,
-                                annotations_db=app_paths().annotations_db,
-                                use_annotations=request.use_annotations)
-    data = TrainingData(make_features(candles, plan.feature_spec), labelled.targets,
-                        plan.feature_spec, plan.target_spec, np.asarray(candles.ts))
+    data, labelled = job.training_data(plan, candles, key,
+                                       annotations_db=app_paths().annotations_db)
     print(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations of "
           f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"
           f"-candle windows, {plan.train_config.epochs} epochs each", file=sys.stderr)

@@ -148,6 +148,21 @@ def label_series(candles: Candles, series: SeriesKey, spec: TargetSpec, *,
                           market)
 
 
+def training_data(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
+                  annotations_db: Path | None) -> tuple[TrainingData, LabelledSeries]:
+    """Features and every target of ``candles`` (closed candles of ``series``) as the plan's
+    settings make them: what ``build`` trains on and what ``ml.evaluation`` evaluates."""
+    from .dataset import TrainingData
+
+    labelled = label_series(candles, series, training.target_spec,
+                            annotations_db=annotations_db,
+                            use_annotations=training.request.use_annotations)
+    data = TrainingData(make_features(candles, training.feature_spec), labelled.targets,
+                        training.feature_spec, training.target_spec,
+                        np.asarray(candles.ts, dtype=np.int64))
+    return data, labelled
+
+
 def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
           store: CheckpointStore | None, annotations_db: Path | None, on_event: Callable,
           stop: threading.Event, run_id: str | None = None, save: bool = True
@@ -155,7 +170,6 @@ def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
     """The dataset, the trainer and the provenance of a planned run on ``candles`` (closed
     candles of ``series``); imports torch. Checkpoints go to ``store`` unless ``save`` is
     False (or there is no store); a resumed run is read from it."""
-    from .dataset import TrainingData
     from .device import resolve_device
     from .trainer import Trainer
 
@@ -166,12 +180,7 @@ def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
         if store is None:
             raise WorkstationError("resuming a run needs its checkpoint store")
         loaded = store.load(training.resume.run_id)
-    labelled = label_series(candles, series, training.target_spec,
-                            annotations_db=annotations_db,
-                            use_annotations=request.use_annotations)
-    data = TrainingData(make_features(candles, training.feature_spec), labelled.targets,
-                        training.feature_spec, training.target_spec,
-                        np.asarray(candles.ts, dtype=np.int64))
+    data, labelled = training_data(training, candles, series, annotations_db=annotations_db)
     trainer = Trainer(training.model_config, training.train_config, data, device,
                       on_event=on_event, stop=stop, checkpoints=store if save else None,
                       run_id=request.resume_run or run_id, series=series,
