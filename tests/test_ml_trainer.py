@@ -507,3 +507,38 @@ def test_cli_refuses_an_unknown_preset(capsys):
     assert main(["train", "--source", "demo", "--preset", "huge", "--no-save"]) == 1
     assert "unknown model preset 'huge'; use one of tiny, small, base, large" in \
         capsys.readouterr().err
+
+
+# -- losses ------------------------------------------------------------------------------------
+def test_each_head_is_the_mean_over_its_own_targets_and_class_weights_count_rare_classes():
+    from workstation.ml.dataset import WindowBatch
+    from workstation.ml.model import ModelOutput
+    from workstation.ml.targets import HEADS, TargetSpec
+    from workstation.ml.trainer import compute_loss, head_weights
+
+    g = torch.Generator().manual_seed(0)
+    logits = {h: torch.randn(2, 50, 3, generator=g) for h in ("candle", "trend", "position",
+                                                            "regime")}
+    out = ModelOutput(logits["candle"], logits["trend"], logits["position"], logits["regime"],
+                      torch.zeros(2, 50), None)
+    candle = torch.randint(0, 3, (2, 50), generator=g)
+    position = torch.full((2, 50), -1)
+    position[0, :3] = torch.tensor([0, 1, 2])  # three targets among a hundred positions
+    regime = torch.full((2, 50), -1)  # none: this head adds nothing
+    batch = WindowBatch(torch.zeros(2, 50, 9), candle, candle, position, regime,
+                        torch.zeros(2, 50), torch.zeros(2, 50, dtype=torch.bool))
+    spec = TargetSpec(regime_weight=5.0)
+    terms = compute_loss(out, batch, head_weights(spec, "cpu"))
+    ce = torch.nn.functional.cross_entropy
+    expected = ce(logits["position"][0, :3], position[0, :3])  # the mean of its own three
+    assert terms.heads[HEADS.index("position")] == pytest.approx(float(expected), rel=1e-5)
+    assert terms.heads[HEADS.index("regime")] == 0 and terms.counts[HEADS.index("regime")] == 0
+    weights = {h: torch.tensor([1.0, 2.0, 0.5]) for h in ("candle", "trend", "position",
+                                                          "regime")}
+    weighted = compute_loss(out, batch, head_weights(spec, "cpu"), weights)
+    w = weights["candle"][candle.reshape(-1)]
+    manual = (ce(logits["candle"].reshape(-1, 3), candle.reshape(-1), reduction="none")
+              * w).sum() / w.sum()
+    assert weighted.heads[HEADS.index("candle")] == pytest.approx(float(manual), rel=1e-5)
+    assert float(weighted.total) == pytest.approx(float((weighted.heads
+                                                         * head_weights(spec, "cpu")).sum()))

@@ -43,10 +43,20 @@ def register(sub) -> None:
     p.add_argument("--dropout", type=float, default=None)
     p.add_argument("--grad-checkpointing", action="store_true",
                    help="recompute block activations in backward (less memory, more compute)")
+    p.add_argument("--flat-band", choices=("volatility", "bps"), default=None,
+                   help="a move is flat within k trailing volatilities (default) or within "
+                        "fixed bps")
+    p.add_argument("--flat-k", type=float, default=None,
+                   help="k of the volatility band, next candle and trend (default 0.4)")
     p.add_argument("--flat-bps", type=float, default=None,
-                   help="next-candle moves within +-this many bps are 'flat' (default 2)")
+                   help="next-candle moves within +-this many bps are 'flat' (bps band; "
+                        "default 2)")
     p.add_argument("--trend-horizon", type=int, default=None, help="candles ahead (default 10)")
-    p.add_argument("--trend-flat-bps", type=float, default=None, help="default 6")
+    p.add_argument("--trend-flat-bps", type=float, default=None, help="bps band (default 6)")
+    p.add_argument("--class-weights", action="store_true",
+                   help="weigh each class by the inverse of its share (rare classes count)")
+    p.add_argument("--review-margin", type=int, default=None,
+                   help="candles around each trade that count as reviewed (default 10)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default 2)")
@@ -124,6 +134,15 @@ class _Report:
                 self._print(f"training failed at step {event.step}: {event.message}")
 
 
+def _flat_band(args) -> str | None:
+    """``--flat-band``; bps bands given alone ask for the bps band."""
+    in_bps = args.flat_bps is not None or args.trend_flat_bps is not None
+    if in_bps and args.flat_band == "volatility":
+        raise WorkstationError("--flat-bps / --trend-flat-bps set a bps band: use them with "
+                               "--flat-band bps (or --flat-k with the volatility band)")
+    return args.flat_band or ("bps" if in_bps else None)
+
+
 def _request(args) -> TrainingRequest:
     """The flags as a ``TrainingRequest`` (checked by ``ml.job.plan``, without torch)."""
     return TrainingRequest(
@@ -134,8 +153,12 @@ def _request(args) -> TrainingRequest:
                          "window_stride": args.stride, "val_fraction": args.val_fraction,
                          "log_every": args.log_every, "seed": args.seed,
                          "cpu_threads": args.threads},
-        target_overrides={"candle_flat_bps": args.flat_bps, "trend_horizon": args.trend_horizon,
-                          "trend_flat_bps": args.trend_flat_bps},
+        target_overrides={"flat_band": _flat_band(args), "candle_flat_k": args.flat_k,
+                          "trend_flat_k": args.flat_k, "candle_flat_bps": args.flat_bps,
+                          "trend_horizon": args.trend_horizon,
+                          "trend_flat_bps": args.trend_flat_bps,
+                          "class_weights": args.class_weights or None,
+                          "review_margin": args.review_margin},
         device=args.device, resume_run=args.resume, use_annotations=not args.no_annotations)
 
 

@@ -113,7 +113,7 @@ def describe(head: str, score: HeadScore | None) -> str:
     if best is None:
         return f"{head} {_pct(score.accuracy)} (no baseline)"
     text = f"{head} {_pct(score.accuracy)} ({best} {_pct(score.best_baseline_accuracy)}"
-    if score.margin is not None and len(score.baselines) > 1:
+    if score.margin is not None and (score.interval is not None or len(score.baselines) > 1):
         text += f", margin {score.margin * 100:+.1f} pp"
         if score.interval is not None:
             low, high = score.interval
