@@ -288,6 +288,10 @@ def test_websocket_stream_yields_forming_then_closed_candles():
                 await eventually(lambda: fake.subscriptions)
                 await fake.advance(10_000)  # T0 forming, 40 s in
                 await eventually(lambda: feed.state == "live")
+                # a slow consumer may see only the newest state of a forming candle (ccxt
+                # keeps one per candle): let the 40 s state arrive before the next one
+                at_40s = forming_candle("ETHUSDT", T0, MIN, 40_000)
+                await eventually(lambda: at_40s in [u[1:6] for u in rec.updates])
                 await fake.advance(40_000)  # T0 closes, T0+1m opens 20 s in
                 await eventually(lambda: rec.closed_ts()[-1:] == [T0])
                 await fake.advance(60_000)
