@@ -84,6 +84,11 @@ def test_transitions_count_true_changes_found_within_the_window():
     # changes at 2 (to long: predicted at 3), 5 (to flat: predicted at 6), 7 (to short: never)
     assert (found.true, found.hits, found.timing_error) == (3, 2, 1.0)
     assert found.hit_rate == pytest.approx(2 / 3)
+    score = score_head("position", truth, predicted, {"majority": np.zeros_like(truth)},
+                       days_of(len(truth), 1))
+    assert (score.transitions.true, score.transitions.hits) == (3, 2)  # default window: 5
+    assert "entries and exits found 2/3 within 5 candles, 1.0 candles off" in describe(
+        "position", score)
 
 
 def targets_of(candle: np.ndarray, volatility: np.ndarray) -> Targets:

@@ -119,4 +119,10 @@ def describe(head: str, score: HeadScore | None) -> str:
             low, high = score.interval
             text += f" [{low * 100:+.1f}, {high * 100:+.1f}]"
         text += f": {score.verdict or 'too few days for an interval'}"
-    return text + ")"
+    text += ")"
+    found = score.transitions
+    if found is not None and found.true:
+        off = "" if found.timing_error is None else f", {found.timing_error:.1f} candles off"
+        text += (f"; entries and exits found {found.hits}/{found.true} within {found.window} "
+                 f"candles{off}")
+    return text
