@@ -68,6 +68,9 @@ SLOTS = ("latest", "best")
 SNAPSHOTS = "snapshots"
 _TMP_PREFIX = ".tmp-"
 _RUN_ID = re.compile(r"^\d{8}-\d{6}-\d{3}-[0-9a-f]{4}$")
+_SNAPSHOT = re.compile(r"^\d{10,}-[0-9a-f]{6}$")  # <step>-<token>, as ``save`` names them
+# what an interrupted save leaves: a snapshot being written, a pointer being replaced
+_LEFTOVER = re.compile(r"^\.tmp-\d{10,}-[0-9a-f]{6}$|^\.(latest|best)\.json\.[^/]+\.tmp$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # Configuration fields that do not change what the weights mean.
 RUNTIME_CONFIG_FIELDS = frozenset({"dropout", "use_gradient_checkpointing"})
@@ -166,6 +169,14 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _remove(path: Path) -> None:
+    """Delete a file, a link (as the link) or a folder (never following links inside it)."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path)
 
 
 def _folder_size(folder: Path) -> int:
@@ -428,20 +439,23 @@ class CheckpointStore:
         return final
 
     def _collect_garbage(self, run: Path) -> None:
-        """Remove snapshots no pointer names, and folders left by interrupted saves."""
+        """Remove snapshots no pointer names, and folders left by interrupted saves: only
+        entries named as this store names them, only inside the checkpoints folder (a run or
+        ``snapshots`` folder that is a link to elsewhere is left alone: what lies there may
+        not be ours)."""
         try:
             keep = {self._pointer(run, slot, missing_ok=True) for slot in SLOTS}
         except CheckpointError:
             return  # a damaged pointer: keep every snapshot, the user decides
+        snapshots = run / SNAPSHOTS
+        if run.is_symlink() or snapshots.is_symlink():
+            return
         for entry in run.iterdir():
-            if entry.name.startswith("."):  # temporaries of an interrupted save
-                if entry.is_dir():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    entry.unlink(missing_ok=True)
-        for entry in (run / SNAPSHOTS).iterdir():
-            if entry.name not in keep:
-                shutil.rmtree(entry, ignore_errors=True)
+            if _LEFTOVER.match(entry.name):  # temporaries of an interrupted save
+                _remove(entry)
+        for entry in snapshots.iterdir():
+            if _SNAPSHOT.match(entry.name) and entry.name not in keep:
+                _remove(entry)
 
     # load
     def _pointer(self, run: Path, which: str, *, missing_ok: bool = False) -> str | None:
@@ -507,12 +521,16 @@ class CheckpointStore:
         return out
 
     def delete_run(self, run_id: str) -> int:
-        """Remove a run; returns the bytes freed."""
+        """Remove a run; returns the bytes freed. A run folder that is a link is removed as
+        the link: what it points to is never touched."""
         run = self.run_dir(run_id)
-        if not run.is_dir():
+        if not (run.is_dir() or run.is_symlink()):
             raise CheckpointError(run, "no such run")
-        size = _folder_size(run)
-        shutil.rmtree(run)
+        size = 0 if run.is_symlink() else _folder_size(run)
+        try:
+            _remove(run)
+        except OSError as exc:
+            raise CheckpointError(run, f"cannot delete it: {exc.strerror or exc}") from None
         return size
 
     def clear(self) -> tuple[int, int]:
@@ -545,7 +563,52 @@ def read_meta(folder: Path) -> dict:
     if meta["format"] != FORMAT:
         raise CheckpointError(path, f"checkpoint format {meta['format']!r}; this version of "
                                     f"Workstation reads format {FORMAT}")
+    problem = _meta_problem(meta)
+    if problem:
+        raise CheckpointError(path, problem)
     return meta
+
+
+def _count(value, *, optional: bool = False) -> bool:
+    return (optional and value is None) or (type(value) is int and value >= 0)
+
+
+_SECTIONS = ("config", "train_config", "features", "targets", "metrics", "versions")
+
+
+def _meta_problem(meta: dict) -> str | None:
+    """What is wrong with the fields every snapshot's meta.json holds (their types and
+    ranges), or None; the settings are checked where they are read (``settings_from_meta``)."""
+    if not isinstance(meta.get("run_id"), str) or not _RUN_ID.match(meta["run_id"]):
+        return f"run_id must be a run id, got {meta.get('run_id')!r}"
+    if not isinstance(meta.get("model"), str) or not _NAME.match(meta["model"]):
+        return f"model must be a model name, got {meta.get('model')!r}"
+    if not _count(meta.get("step")):
+        return f"step must be a whole number >= 0, got {meta.get('step')!r}"
+    if not _count(meta.get("epoch"), optional=True):
+        return f"epoch must be a whole number >= 0 or null, got {meta.get('epoch')!r}"
+    resume = meta.get("resume")
+    if resume is not None and not (isinstance(resume, dict) and _count(resume.get("epoch"))
+                                   and _count(resume.get("batch"))):
+        return f"resume must hold whole numbers epoch and batch, got {resume!r}"
+    files = meta.get("files")
+    if not isinstance(files, dict):
+        return f"files must be an object, got {files!r}"
+    for name in (WEIGHTS_FILE, STATE_FILE):
+        entry = files.get(name)
+        if not (isinstance(entry, dict) and _count(entry.get("bytes"))
+                and isinstance(entry.get("sha256"), str)
+                and re.fullmatch(r"[0-9a-f]{64}", entry["sha256"])):
+            return f"files.{name} must hold its bytes and SHA-256, got {entry!r}"
+    for section in _SECTIONS:
+        if section in meta and not isinstance(meta[section], dict):
+            return f"{section} must be an object, got {type(meta[section]).__name__}"
+    for name in ("provenance", "reason", "saved"):
+        if meta.get(name) is not None and not isinstance(meta[name], str):
+            return f"{name} must be text, got {meta[name]!r}"
+    if meta.get("series") is not None and not isinstance(meta["series"], dict):
+        return f"series must be an object or null, got {meta['series']!r}"
+    return None
 
 
 RunSettings = tuple[TradingTransformerConfig, FeatureSpec, TargetSpec]
@@ -598,6 +661,9 @@ def load_snapshot(folder: str | os.PathLike, *, map_location="cpu") -> LoadedChe
         weights = _load_safetensors(str(weights_path), device="cpu")
     except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
         raise CheckpointError(weights_path, f"not readable as safetensors: {exc}") from None
+    for name, tensor in weights.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(weights_path, f"tensor {name} holds NaN or infinite values")
     try:
         state = torch.load(state_path, map_location=map_location, weights_only=True)
     except Exception as exc:  # noqa: BLE001 - UnpicklingError, RuntimeError, EOFError ...

@@ -19,6 +19,8 @@ from .targets import CLASSES
 # Training leaves a core to the GUI: 16 intra-op threads pushed GUI jitter p99 to 4.5 ms, two
 # gave 0.26 ms; on a 2-core machine one thread is also 2-6x faster under load than two.
 CPU_THREADS = max(1, min(2, (os.cpu_count() or 2) - 1))
+MAX_PARAMETERS = 20_000_000_000  # 80 GB of fp32 weights: far above any preset (large: 0.1 B)
+MAX_SEQ_LEN = 65_536
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,22 @@ class TradingTransformerConfig:
         if self.d_model % self.n_heads:
             raise WorkstationError(f"d_model {self.d_model} is not divisible by n_heads "
                                    f"{self.n_heads}")
-        if not 0.0 <= self.dropout < 1.0:
+        if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
             raise WorkstationError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if self.seq_len > MAX_SEQ_LEN:
+            raise WorkstationError(f"model setting seq_len {self.seq_len} is over the most this "
+                                   f"Workstation builds ({MAX_SEQ_LEN})")
+        if self.parameters_estimate() > MAX_PARAMETERS:
+            raise WorkstationError(
+                f"a model of d_model {self.d_model}, d_ff {self.d_ff} and {self.n_layers} layers "
+                f"has about {self.parameters_estimate() / 1e9:.1f} billion parameters, over the "
+                f"{MAX_PARAMETERS / 1e9:.0f} billion this Workstation builds")
+
+    def parameters_estimate(self) -> int:
+        """Weights of the model this config builds, roughly (bounds a config before torch
+        allocates anything)."""
+        per_layer = 4 * self.d_model * self.d_model + 2 * self.d_model * self.d_ff
+        return self.n_layers * per_layer + self.seq_len * self.d_model
 
     @property
     def head_dim(self) -> int:
