@@ -1,5 +1,5 @@
 """What the frozen executable runs: the ``workstation`` command."""
 
-from workstation.cli import main
+from workstation.launch import main
 
 raise SystemExit(main())

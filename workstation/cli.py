@@ -17,8 +17,10 @@ from pathlib import Path
 
 from . import __version__
 from .errors import WorkstationError
+from .interrupt import SignalExit, signals_unwind
 from .logs import setup_logging
 from .paths import HOME_ENV, AppPaths, app_paths, use_home
+from .progress import end_open_line
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command; Ctrl-C exits 130 and SIGTERM 143 with one line, at any moment."""
+    try:
+        with signals_unwind():
+            return _run(argv)
+    except SignalExit as stopped:
+        end_open_line()
+        print(stopped, file=sys.stderr)
+        return stopped.exit_status
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.data_dir:
@@ -59,9 +72,6 @@ def main(argv: list[str] | None = None) -> int:
     log.info("workstation %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("workstation: interrupted", file=sys.stderr)
-        return 130
     except Exception as exc:
         log.exception("command failed")
         if args.debug:

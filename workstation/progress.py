@@ -5,6 +5,17 @@ from __future__ import annotations
 import sys
 import time
 
+_open_line: list = []  # the bar whose line is being drawn, if any
+
+
+def end_open_line() -> None:
+    """End a progress line left open (a command stopped mid-way), so the next message starts
+    on its own line."""
+    if _open_line:
+        bar = _open_line.pop()
+        bar.stream.write("\n")
+        bar.stream.flush()
+
 
 class ProgressBar:
     """``bar.update(done)`` redraws at most 10 times a second; ``bar.finish()`` ends the line."""
@@ -28,9 +39,9 @@ class ProgressBar:
         elapsed = now - self._started
         self.stream.write(f"\r{self.label} [{bar}] {frac * 100:5.1f}% {elapsed:6.1f}s {note}")
         self.stream.flush()
+        _open_line[:] = [self]
 
     def finish(self, note: str = "") -> None:
         self._last = 0.0
         self.update(self.total, note)
-        self.stream.write("\n")
-        self.stream.flush()
+        end_open_line()

@@ -18,6 +18,8 @@ from ..paths import app_paths
 from ..progress import ProgressBar
 from ..timeparse import format_ms, parse_time_ms
 
+FETCH_BATCH = 5000  # candles stored (with their coverage) at a time: what a kill can lose
+
 
 def register(sub) -> None:
     fetch = sub.add_parser("fetch", help="download candles from an exchange into the cache")
@@ -86,20 +88,30 @@ def run_fetch(args) -> int:
     return 0
 
 
+def _batches(spans, step_ms: int, size: int):
+    """The missing spans cut into batches of at most ``size`` candles, oldest first."""
+    for start, end in spans:
+        for first in range(start, end + 1, size * step_ms):
+            yield first, min(first + (size - 1) * step_ms, end)
+
+
 async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar) -> int:
+    """Fetch and store the spans batch by batch: a fetch stopped (or killed) mid-way keeps
+    every batch it stored, with its coverage, and a rerun asks only for the rest."""
     stored, done_before = 0, 0
+    tf = key.timeframe.ms
     async with feed:
-        for start, end in spans:
+        for start, end in _batches(spans, tf, FETCH_BATCH):
             def progress(done_ms: int, _total_ms: int, base=done_before) -> None:
                 bar.update(base + done_ms)
 
             candles = await feed.fetch_history(start, end, progress=progress)
             # Only what is closed counts as fetched: a forming candle is asked for again.
             forming = len(candles) and not candles.last_closed
-            covered_end = int(candles.ts[-1]) - key.timeframe.ms if forming else end
+            covered_end = int(candles.ts[-1]) - tf if forming else end
             covered = (start, covered_end) if covered_end >= start else None
             stored += cache.put(key, candles, covered=covered)
-            done_before += end - start + key.timeframe.ms
+            done_before += end - start + tf
     return stored
 
 

@@ -5,7 +5,8 @@ past, and is scored on the next span of time beside the baselines fitted on the 
 head gets the margin over its best baseline with a 95 % day-block bootstrap interval and a
 verdict ("edge" only when the interval excludes 0). Progress goes to stderr; ``--json`` prints
 one JSON object per fold and head on stdout, then one summary object. Every argument is
-checked before torch is loaded.
+checked before torch is loaded. Ctrl-C (or SIGTERM) stops after the current batch: exit 130
+(143).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 from dataclasses import asdict
 
 from ..errors import WorkstationError
+from ..interrupt import signals_stop
 from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored
 from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
@@ -91,6 +93,15 @@ class _Report:
 
 
 def run(args) -> int:
+    stop = threading.Event()
+    # from here on a signal stops at a safe point
+    with signals_stop(stop, "stopping after the current batch (folds not scored are "
+                            "dropped)...") as request:
+        _evaluate(args, stop)
+    return request.exit_status or 0
+
+
+def _evaluate(args, stop: threading.Event) -> None:
     from ..market.sources import load_series
     from ..ml import job
     from ..paths import app_paths
@@ -106,13 +117,16 @@ def run(args) -> int:
     plan = job.plan(request, None)  # every argument checked; torch not loaded
     candles, key = load_series(args.source, args.symbol, args.timeframe,
                                max_candles=args.max_candles)
-    from ..ml.evaluation import evaluate
+    from ..ml.evaluation import EvaluationStopped, evaluate
 
     data, labelled = job.training_data(plan, candles, key,
                                        annotations_db=app_paths().annotations_db)
     print(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations of "
           f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"
           f"-candle windows, {plan.train_config.epochs} epochs each", file=sys.stderr)
-    evaluate(data, plan.model_config, plan.train_config, folds=args.folds, device=plan.device,
-             provenance=key.provenance, on_event=_Report(args.json), stop=threading.Event())
-    return 0
+    try:
+        evaluate(data, plan.model_config, plan.train_config, folds=args.folds,
+                 device=plan.device, provenance=key.provenance, on_event=_Report(args.json),
+                 stop=stop)
+    except EvaluationStopped as exc:
+        print(f"workstation: {exc}", file=sys.stderr)

@@ -2,8 +2,9 @@
 
 A one-line progress report goes to stderr; ``--json`` also prints every training event as
 one JSON object per line on stdout. Every argument is checked before torch is loaded or any
-candle is read. Ctrl-C stops the run after the current batch and saves a checkpoint. Exit
-status: 0 completed, 130 stopped by Ctrl-C, 1 failed.
+candle is read. Ctrl-C (or SIGTERM) stops the run after the current batch and saves a
+"stopped" checkpoint. Exit status: 0 completed, 130 stopped by Ctrl-C, 143 by SIGTERM,
+1 failed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import threading
 
 from ..errors import WorkstationError
+from ..interrupt import signals_stop
 from ..ml.events import BatchEnd, CheckpointSaved, EpochEnd, Failed, Finished, RunStarted
 from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
@@ -163,6 +165,17 @@ def _request(args) -> TrainingRequest:
 
 
 def run(args) -> int:
+    stop = threading.Event()
+    with signals_stop(stop) as request:
+        final = _train(args, stop)
+    if not final.ok:
+        if getattr(args, "debug", False):
+            print(final.traceback, file=sys.stderr)
+        raise WorkstationError(f"training failed: {final.message}")
+    return request.exit_status or 0
+
+
+def _train(args, stop: threading.Event):
     from ..market.sources import load_series
     from ..ml import job
     from ..ml.checkpoints import CheckpointStore
@@ -175,30 +188,19 @@ def run(args) -> int:
               f"target and training settings come from its checkpoint", file=sys.stderr)
     candles, key = load_series(args.source, args.symbol, args.timeframe,
                                max_candles=args.max_candles)
-    stop = threading.Event()
     prepared = job.build(training, candles, key, store=store, save=not args.no_save,
                          annotations_db=app_paths().annotations_db,
                          on_event=_Report(args.json, training.train_config.epochs), stop=stop)
     if prepared.annotations:
-        print(f"{prepared.annotations} annotations of {prepared.market} give the action "
+        print(f"{prepared.annotations} annotations of {prepared.market} give the trader's "
               f"targets", file=sys.stderr)
     result = {}
     worker = threading.Thread(target=lambda: result.update(final=prepared.trainer.run()),
-                              name="trainer", daemon=True)
+                              name="trainer")
     worker.start()
-    interrupted = False
     while worker.is_alive():
-        try:
-            worker.join(0.2)
-        except KeyboardInterrupt:
-            interrupted = True
-            stop.set()
-            print("\nstopping after the current batch...", file=sys.stderr)
+        worker.join(0.2)  # a signal only sets ``stop``: the trainer ends at a safe point
     final = result.get("final")
     if final is None:
         raise WorkstationError("the training thread ended without a result (see the log)")
-    if not final.ok:
-        if getattr(args, "debug", False):
-            print(final.traceback, file=sys.stderr)
-        raise WorkstationError(f"training failed: {final.message}")
-    return 130 if interrupted else 0
+    return final

@@ -39,6 +39,10 @@ from .targets import CLASS_HEADS, MASKED
 MIN_FOLDS = 2
 
 
+class EvaluationStopped(WorkstationError):
+    """``stop`` was set: the evaluation ended before it scored every fold."""
+
+
 @dataclass(frozen=True)
 class Fold:
     """Candle ranges ``[start, stop)`` of fold ``index``: it trains (and validates inside)
@@ -104,7 +108,8 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
             if isinstance(final, Failed):
                 raise WorkstationError(f"fold {fold.index + 1} failed: {final.message}")
             if final.status != "completed":
-                raise WorkstationError(f"evaluation stopped in fold {fold.index + 1}")
+                raise EvaluationStopped(f"evaluation stopped in fold {fold.index + 1} of "
+                                        f"{folds}; the folds scored so far are above")
             loaded = store.load(trainer.run_id, "best")
         model = TradingTransformer(model_config).to(device_)
         apply_weights(model, loaded)
