@@ -241,10 +241,10 @@ class AnnotationStore:
         except sqlite3.Error as exc:
             raise AnnotationStoreError(f"cannot open annotations file {self.path}: {exc}") from exc
         try:
+            conn.execute("PRAGMA busy_timeout = 5000")  # wait for another process, not fail
             self._check_existing(conn)
             try:
                 conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute("PRAGMA busy_timeout = 5000")
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = FULL")
             except sqlite3.DatabaseError as exc:
@@ -278,9 +278,15 @@ class AnnotationStore:
             raise self._refuse(f"tables {', '.join(sorted(_OWN_TABLES - tables))} are missing")
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        for target in range(version + 1, SCHEMA_VERSION + 1):
+        """Bring the file up to ``SCHEMA_VERSION``, one version per transaction; the version
+        is read inside each write transaction, so processes opening a new file at once
+        (the window and a CLI import at first launch) take turns instead of clashing."""
+        while True:
             conn.execute("BEGIN IMMEDIATE")
+            target = conn.execute("PRAGMA user_version").fetchone()[0] + 1
+            if target > SCHEMA_VERSION:
+                conn.execute("COMMIT")
+                return
             try:
                 for statement in MIGRATIONS[target - 1]:
                     conn.execute(statement)

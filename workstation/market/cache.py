@@ -83,6 +83,7 @@ class CandleCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._db.execute("PRAGMA busy_timeout=5000")  # processes opening it at once wait
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -91,7 +92,7 @@ class CandleCache:
                 raise CacheError(f"{self.path}: written by a newer Workstation "
                                  f"(schema {version}, this one reads {SCHEMA_VERSION})")
             if version < SCHEMA_VERSION:
-                with self._transaction():
+                with self._transaction():  # idempotent: another process may be first
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
                             self._db.execute(statement)

@@ -17,8 +17,9 @@ the folder), renames that folder into ``snapshots/`` and then switches the point
 and ``os.replace``-ing it over the old pointer (``workstation.atomic``). Until that replace the
 old pointer names the old, untouched snapshot, so a process killed at any moment leaves the
 previous checkpoint loadable; the next save removes hidden leftovers and the snapshots no
-pointer names. ``latest`` and ``best`` of
-one save share a snapshot. One process at a time saves into a run.
+pointer names. ``latest`` and ``best`` of one save share a snapshot. One process at a time
+writes a run: its writers (the trainer for the run's life, a live session's save, delete and
+clear) hold ``lock(run_id)``, an OS file lock a second writer is refused by at once.
 
 Loading verifies sizes and hashes before parsing anything, reads weights with safetensors and
 the training state with ``torch.load(weights_only=True)`` (a pickle that would run code is
@@ -51,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..atomic import atomic_write_bytes, fsync_dir
 from ..errors import WorkstationError
+from ..locking import FileLock
 from ..paths import app_paths
 from .config import TradingTransformerConfig
 from .features import FeatureSpec
@@ -64,6 +66,7 @@ DEFAULT_MODEL = "transformer"
 WEIGHTS_FILE = "model.safetensors"
 STATE_FILE = "training_state.pt"
 META_FILE = "meta.json"
+LOCK_FILE = ".lock"
 SLOTS = ("latest", "best")
 SNAPSHOTS = "snapshots"
 _TMP_PREFIX = ".tmp-"
@@ -180,9 +183,12 @@ def _remove(path: Path) -> None:
 
 
 def _folder_size(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (links not followed; its lock file not counted)."""
     total = 0
     for root, _dirs, files in os.walk(folder):
         for name in files:
+            if name == LOCK_FILE:
+                continue
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, name)).st_size
     return total
@@ -301,6 +307,10 @@ class CheckpointStore:
     def latest_run_id(self) -> str | None:
         """The newest run that has a ``latest`` checkpoint, or None."""
         return self.newest_with_checkpoint()
+
+    def lock(self, run_id: str) -> FileLock:
+        """The one-writer lock of a run (acquire it, or use it as a context manager)."""
+        return FileLock(self.run_dir(run_id) / LOCK_FILE, f"run {run_id}")
 
     def has_checkpoint(self, run_id: str, which: str = "latest") -> bool:
         """Whether run ``run_id`` has a ``which`` (latest or best) checkpoint to load."""
@@ -526,6 +536,14 @@ class CheckpointStore:
         run = self.run_dir(run_id)
         if not (run.is_dir() or run.is_symlink()):
             raise CheckpointError(run, "no such run")
+        if run.is_symlink():
+            return self._delete(run_id)
+        with self.lock(run_id):  # refused while a trainer or a save writes it
+            return self._delete(run_id)
+
+    def _delete(self, run_id: str) -> int:
+        """Remove a run (its lock held by the caller); a link goes as the link."""
+        run = self.run_dir(run_id)
         size = 0 if run.is_symlink() else _folder_size(run)
         try:
             _remove(run)
@@ -534,9 +552,14 @@ class CheckpointStore:
         return size
 
     def clear(self) -> tuple[int, int]:
-        """Remove every run of this model; returns ``(runs, bytes)`` freed."""
+        """Remove every run of this model; returns ``(runs, bytes)`` freed. Nothing is
+        removed while any run is being written (its lock is held)."""
         runs = self.run_ids()
-        return len(runs), sum(self.delete_run(r) for r in runs)
+        with contextlib.ExitStack() as held:
+            for run_id in runs:
+                if not self.run_dir(run_id).is_symlink():
+                    held.enter_context(self.lock(run_id))
+            return len(runs), sum(self._delete(r) for r in runs)
 
 
 def model_stores(root: str | os.PathLike | None = None) -> list[CheckpointStore]:

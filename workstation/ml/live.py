@@ -182,7 +182,8 @@ class LiveSession:
 
         store = CheckpointStore(self.job.checkpoints_root)
         self.run_id = store.new_run_id()
-        path = learner.save(store, self.job.provenance, self.run_id)
+        with store.lock(self.run_id):
+            path = learner.save(store, self.job.provenance, self.run_id)
         log.info("per-candle trained model saved as run %s (%d steps)", self.run_id,
                  learner.steps)
         self.on_event(LiveSaved(self.run_id, str(path), learner.steps))

@@ -313,7 +313,10 @@ class Trainer:
         """Train to the end, until ``stop`` is set, or until an error; see the module docstring."""
         started = time.monotonic()
         self._claim = None
+        lock = self.checkpoints.lock(self.run_id) if self.checkpoints is not None else None
         try:
+            if lock is not None:
+                lock.acquire()  # one writer per run: a second trainer is refused here
             prepare_thread(self.device, self.train_config.cpu_threads)
             self._setup()
             self._train()
@@ -327,6 +330,8 @@ class Trainer:
         finally:
             if self._claim is not None:
                 self._claim.release()
+            if lock is not None:
+                lock.release()
 
     # -- setup ---------------------------------------------------------------------------------
     def _net(self) -> TradingTransformer:
