@@ -347,15 +347,14 @@ def test_an_exception_fails_the_run_with_its_traceback(caplog):
     assert "boom in the panel" in caplog.text  # logged, not swallowed
 
 
-def test_a_failing_checkpoint_store_fails_the_run():
-    class BrokenStore:
-        def new_run_id(self):
-            return "r1"
+def test_a_failing_checkpoint_store_fails_the_run(tmp_path):
+    class BrokenStore(CheckpointStore):
+        """A real store whose disk is full."""
 
         def save(self, *args, **kwargs):
             raise OSError(28, "No space left on device")
 
-    _, final, rec = train(store=BrokenStore(), tc=train_config(epochs=1))
+    _, final, rec = train(store=BrokenStore(tmp_path), tc=train_config(epochs=1))
     assert isinstance(final, Failed) and "No space left" in final.message
     assert "OSError" in final.traceback and rec.of(EpochEnd)
 

@@ -87,10 +87,13 @@ class FileLock:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def release(self) -> None:
+    def release(self, *, remove: bool = False) -> None:
+        """Let go; with ``remove``, the lock file goes too (what it guarded is gone)."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
             try:
+                if remove:
+                    self.path.unlink(missing_ok=True)
                 _unlock(fd)
             finally:
                 os.close(fd)

@@ -66,7 +66,7 @@ DEFAULT_MODEL = "transformer"
 WEIGHTS_FILE = "model.safetensors"
 STATE_FILE = "training_state.pt"
 META_FILE = "meta.json"
-LOCK_FILE = ".lock"
+LOCKS = ".locks"
 SLOTS = ("latest", "best")
 SNAPSHOTS = "snapshots"
 _TMP_PREFIX = ".tmp-"
@@ -183,12 +183,10 @@ def _remove(path: Path) -> None:
 
 
 def _folder_size(folder: Path) -> int:
-    """Bytes of the files under ``folder`` (links not followed; its lock file not counted)."""
+    """Bytes of the files under ``folder`` (links not followed)."""
     total = 0
     for root, _dirs, files in os.walk(folder):
         for name in files:
-            if name == LOCK_FILE:
-                continue
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, name)).st_size
     return total
@@ -309,8 +307,10 @@ class CheckpointStore:
         return self.newest_with_checkpoint()
 
     def lock(self, run_id: str) -> FileLock:
-        """The one-writer lock of a run (acquire it, or use it as a context manager)."""
-        return FileLock(self.run_dir(run_id) / LOCK_FILE, f"run {run_id}")
+        """The one-writer lock of a run (acquire it, or use it as a context manager); its
+        file lives beside the runs (``.locks``), so locking creates no run."""
+        self.run_dir(run_id)  # a valid id, or the error
+        return FileLock(self.folder / LOCKS / f"{run_id}.lock", f"run {run_id}")
 
     def has_checkpoint(self, run_id: str, which: str = "latest") -> bool:
         """Whether run ``run_id`` has a ``which`` (latest or best) checkpoint to load."""
@@ -538,8 +538,11 @@ class CheckpointStore:
             raise CheckpointError(run, "no such run")
         if run.is_symlink():
             return self._delete(run_id)
-        with self.lock(run_id):  # refused while a trainer or a save writes it
+        lock = self.lock(run_id).acquire()  # refused while a trainer or a save writes it
+        try:
             return self._delete(run_id)
+        finally:
+            lock.release(remove=not run.exists())
 
     def _delete(self, run_id: str) -> int:
         """Remove a run (its lock held by the caller); a link goes as the link."""
@@ -555,11 +558,15 @@ class CheckpointStore:
         """Remove every run of this model; returns ``(runs, bytes)`` freed. Nothing is
         removed while any run is being written (its lock is held)."""
         runs = self.run_ids()
-        with contextlib.ExitStack() as held:
+        locks: list[FileLock] = []
+        try:
             for run_id in runs:
                 if not self.run_dir(run_id).is_symlink():
-                    held.enter_context(self.lock(run_id))
+                    locks.append(self.lock(run_id).acquire())
             return len(runs), sum(self._delete(r) for r in runs)
+        finally:
+            for lock in locks:
+                lock.release(remove=not self.folder.joinpath(lock.path.stem).exists())
 
 
 def model_stores(root: str | os.PathLike | None = None) -> list[CheckpointStore]:
