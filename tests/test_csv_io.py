@@ -1,6 +1,7 @@
 """CSV import of Binance kline and generic files (gzip, zip, headers, µs) and export."""
 
 import gzip
+import warnings
 import zipfile
 
 import numpy as np
@@ -8,6 +9,8 @@ import pytest
 
 from workstation.market.csv_io import CsvFormatError, read_candles_csv, write_candles_csv
 from workstation.market.demo import demo_candles
+
+HEADER = "ts_ms,open,high,low,close,volume\n"
 
 ROWS = [
     (1704067200000, 2281.0, 2290.5, 2280.1, 2288.2, 1500.25),
@@ -61,7 +64,28 @@ def test_generic_file_with_reordered_header(tmp_path):
         ("ts_ms,open,high,low,close,volume\n1704067200000,1,2,0.5,1.5,3\n1704067260000,1,abc,1,1,1\n",
          "line 3: high: 'abc' is not a number"),
         ("ts_ms,open,high,low,close,volume\n1704067200000,1,2,0.5,1.5,3\n1704067260000,1,2\n",
-         "line 3: expected at least 6 columns, found 3"),
+         "line 3: 3 columns, the file has 6"),
+        # strict rows: one column too many, junk after a number, a short Binance row
+        ("ts_ms,open,high,low,close,volume\n1704067200000,1,2,0.5,1.5,3\n1704067260000,1,2,0.5,1.5,3,7\n",
+         "line 3: 7 columns, the file has 6"),
+        ("ts_ms,open,high,low,close,volume\n1704067200000,1,2,0.5,1.5,3\n1704067260000,1,2#x,1,1,1\n",
+         "line 3: high: '2#x' is not a number"),
+        ("ts_ms,open,high,low,close,volume\n1704067200000,1_0,2,0.5,1.5,3\n",
+         "line 2: open: '1_0' is not a number"),
+        (binance_line(*ROWS[0]) + "\n" + binance_line(*ROWS[1]).rsplit(",", 1)[0] + "\n",
+         "line 2: 11 columns, the file has 12"),
+        # blank and comment lines are skipped but counted
+        ("# exported by hand\nts_ms,open,high,low,close,volume\n\n1704067200000,1,2,0.5,1.5,3\n"
+         "   \n# a note\n1704067260000,1,abc,1,1,1\n", "line 7: high: 'abc' is not a number"),
+        ("\n# no header here\n1,2,3\n", "line 3: 3 columns without a header"),
+        # timestamps that are not timestamps, without a numpy warning
+        (HEADER + "nan,1,2,0.5,1.5,3\n", "line 2: ts: nan is not a timestamp"),
+        ("ts_ms,open,high,low,close,volume\n1704067200000,1,2,0.5,1.5,3\ninf,1,2,0.5,1.5,3\n",
+         "line 3: ts: inf is not a timestamp"),
+        (HEADER + "1e30,1,2,0.5,1.5,3\n", "line 2: ts: 1e+30 is not a timestamp"),
+        (HEADER + "-60000,1,2,0.5,1.5,3\n", "line 2: ts: -60000.0 is not a"),
+        ("ts_ms,open,high,low,close,volume\n1704067200000.5,1,2,0.5,1.5,3\n",
+         "line 2: ts: 1704067200000.5 is not a whole number"),
         ("ts_ms,open,high,low,close,volume\n1704067200000,1,2,0.5,1.5,3\n1704067260000,1,2,0.5,1.5,-3\n",
          "line 3: volume: negative volume"),
         ("ts_ms,open,high,low,close,volume\n1704067260000,1,2,0.5,1.5,3\n1704067200000,1,2,0.5,1.5,3\n",
@@ -81,9 +105,18 @@ def test_generic_file_with_reordered_header(tmp_path):
 def test_bad_files_name_the_line(tmp_path, body, message):
     path = tmp_path / "bad.csv"
     path.write_text(body)
-    with pytest.raises(CsvFormatError) as info:
-        read_candles_csv(path, "1m")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy RuntimeWarning would reach the user's stderr
+        with pytest.raises(CsvFormatError) as info:
+            read_candles_csv(path, "1m")
     assert message in str(info.value) and str(path) in str(info.value)
+
+
+def test_blank_and_comment_lines_are_skipped(tmp_path):
+    path = tmp_path / "notes.csv"
+    body = "".join(f"{r[0]},{r[1]},{r[2]},{r[3]},{r[4]},{r[5]}\n\n# checked\n" for r in ROWS)
+    path.write_text("# from my notebook\nts_ms,open,high,low,close,volume\n" + body)
+    check_rows(read_candles_csv(path, "1m"))
 
 
 def test_corrupt_gzip_and_missing_file(tmp_path):

@@ -2,8 +2,10 @@
 
 Reading accepts gzip or plain text (or a zip holding one CSV, as Binance's archive ships them),
 with or without a header, timestamps in ms or µs (Binance switched its spot archive to µs in
-2025). The whole file is parsed and validated before anything is returned: a bad file gives a
-``CsvFormatError`` that names the line, and nothing half-read. Writing uses the generic format
+2025). Parsing is strict: every row has exactly the file's column count, every field used is one
+whole number (no trailing junk), blank and ``#`` lines are skipped but counted. The whole file is
+parsed and validated before anything is returned: a bad file gives a ``CsvFormatError`` that
+names the true line, and nothing half-read. Writing uses the generic format
 and replaces the target atomically.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from .timeframes import Timeframe, parse_timeframe
 HEADER = "ts_ms,open,high,low,close,volume"
 _TS_NAMES = {"ts", "ts_ms", "timestamp", "time", "open_time", "opentime"}
 _MICROSECONDS_ABOVE = 10**14  # ms timestamps stay below this until the year 5138
+_LARGEST_TS = 10**17  # µs timestamps stay below this until the year 5138
 
 
 class CsvFormatError(WorkstationError):
@@ -53,84 +57,122 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+_NUMBER = re.compile(rb"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*|\s*[+-]?(?:nan|inf)\s*",
+                     re.IGNORECASE)
+_LOADTXT_AT = re.compile(r"at row (\d+), column (\d+)")
 
 
-def _columns_from_header(path: Path, header: list[str]) -> list[int]:
+def _is_number(text: bytes) -> bool:
+    """Whether the whole field is one decimal number (no trailing junk, no ``1_000``)."""
+    return _NUMBER.fullmatch(text) is not None
+
+
+def _columns_from_header(path: Path, header: list[str], line_no: int) -> list[int]:
     names = [h.strip().strip('"').lower() for h in header]
     wanted = []
     for field in ("ts",) + PRICE_FIELDS:
         options = _TS_NAMES if field == "ts" else {field, field[0]}
         found = [i for i, name in enumerate(names) if name in options]
         if not found:
-            raise CsvFormatError(f"{path}: line 1: header has no {field} column "
+            raise CsvFormatError(f"{path}: line {line_no}: header has no {field} column "
                                  f"(expected {HEADER}, got {','.join(header)})")
         wanted.append(found[0])
     return wanted
 
 
-def _locate_bad_line(path: Path, lines: list[bytes], first_line: int, columns: list[int]) -> str:
-    """The message for the first line that does not parse (the slow path, errors only)."""
-    need = max(columns) + 1
-    for offset, raw in enumerate(lines):
-        line_no = first_line + offset
-        text = raw.decode("utf-8", "replace").strip()
-        if not text:
-            return f"{path}: line {line_no}: empty line"
-        fields = text.split(",")
-        if len(fields) < need:
-            return f"{path}: line {line_no}: expected at least {need} columns, found {len(fields)}"
+class _Rows:
+    """The lines holding a header or candles, with their true 1-based line numbers.
+
+    Blank lines and lines starting with ``#`` are skipped but still counted, so every message
+    names the line an editor shows.
+    """
+
+    def __init__(self, lines: list[bytes]):
+        keep = [bool(line.strip()) and not line.lstrip().startswith(b"#") for line in lines]
+        if all(keep):
+            self.lines, self._numbers = lines, None
+        else:
+            self.lines = [line for line, kept in zip(lines, keep) if kept]
+            self._numbers = np.flatnonzero(keep) + 1
+
+    def line_no(self, row: int) -> int:
+        return row + 1 if self._numbers is None else int(self._numbers[row])
+
+
+def _check_column_counts(path: Path, rows: _Rows, first: int, width: int) -> None:
+    """Every candle row has exactly the file's column count (``width``)."""
+    commas = np.fromiter((line.count(b",") for line in rows.lines[first:]), dtype=np.int64,
+                         count=len(rows.lines) - first)
+    bad = np.flatnonzero(commas != width - 1)
+    if bad.size:
+        row = first + int(bad[0])
+        raise CsvFormatError(f"{path}: line {rows.line_no(row)}: {int(commas[bad[0]]) + 1} "
+                             f"columns, the file has {width}")
+
+
+def _locate_bad_field(path: Path, rows: _Rows, first: int, columns: list[int],
+                      error: ValueError) -> str:
+    """The message for the field numpy could not parse (the slow path, errors only)."""
+    found = _LOADTXT_AT.search(str(error))
+    candidates = range(first, len(rows.lines))
+    if found:  # numpy names the row among those it was given; check it first
+        at = first + int(found.group(1))
+        candidates = range(at, at + 1) if at < len(rows.lines) else candidates
+    for row in candidates:
+        fields = rows.lines[row].split(b",")
         for name, col in zip(("ts",) + PRICE_FIELDS, columns):
             if not _is_number(fields[col]):
-                return f"{path}: line {line_no}: {name}: {fields[col]!r} is not a number"
-    return f"{path}: could not parse the file"
+                text = fields[col].decode("utf-8", "replace")
+                return f"{path}: line {rows.line_no(row)}: {name}: {text!r} is not a number"
+    return f"{path}: could not parse the file: {error}"
+
+
+def _timestamps_ms(path: Path, rows: _Rows, first: int, raw_ts: np.ndarray) -> np.ndarray:
+    """Whole ms (or µs, converted) timestamps in range; the first bad one is named."""
+    bad = np.flatnonzero(~np.isfinite(raw_ts) | (raw_ts < 0) | (raw_ts >= _LARGEST_TS)
+                         | (raw_ts != np.floor(raw_ts)))
+    if bad.size:
+        value = float(raw_ts[bad[0]])
+        in_range = np.isfinite(value) and 0 <= value < _LARGEST_TS
+        why = ("is not a whole number of ms or µs" if in_range
+               else "is not a timestamp in ms or µs since 1970")
+        raise CsvFormatError(f"{path}: line {rows.line_no(first + int(bad[0]))}: ts: "
+                             f"{value!r} {why}")
+    ts = raw_ts.astype(np.int64)
+    return np.where(ts >= _MICROSECONDS_ABOVE, ts // 1000, ts)
 
 
 def read_candles_csv(path: str | Path, timeframe: str | Timeframe) -> Candles:
     """Parse and validate a candle CSV (see the module docstring); raises ``CsvFormatError``."""
     path = Path(path)
     tf = parse_timeframe(timeframe)
-    lines = _read_bytes(path).splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not lines:
+    rows = _Rows(_read_bytes(path).splitlines())
+    if not rows.lines:
         raise CsvFormatError(f"{path}: the file holds no candles")
-    first = lines[0].decode("utf-8", "replace").strip().split(",")
-    if _is_number(first[0]):
-        header_lines = 0
+    first = rows.lines[0].decode("utf-8", "replace").strip().split(",")
+    if _is_number(first[0].encode()):
+        header_rows = 0
         # a Binance kline row: open_time,o,h,l,c,v,close_time,...
-        if len(first) >= 12 or len(first) == 6:
-            columns = [0, 1, 2, 3, 4, 5]
-        else:
-            raise CsvFormatError(f"{path}: line 1: {len(first)} columns without a header; "
-                                 f"expected a Binance kline row (12) or {HEADER} (6)")
+        if len(first) != 12 and len(first) != 6:
+            raise CsvFormatError(f"{path}: line {rows.line_no(0)}: {len(first)} columns without "
+                                 f"a header; expected a Binance kline row (12) or {HEADER} (6)")
+        columns = [0, 1, 2, 3, 4, 5]
     else:
-        header_lines = 1
-        columns = _columns_from_header(path, first)
-    body = lines[header_lines:]
-    if not body:
+        header_rows = 1
+        columns = _columns_from_header(path, first, rows.line_no(0))
+    if len(rows.lines) == header_rows:
         raise CsvFormatError(f"{path}: the file has a header but no candles")
+    _check_column_counts(path, rows, header_rows, len(first))
     try:
-        table = np.loadtxt(body, delimiter=",", usecols=columns, dtype=np.float64, ndmin=2,
-                           encoding=None)
-    except ValueError:
-        raise CsvFormatError(_locate_bad_line(path, body, header_lines + 1, columns)) from None
-    raw_ts = table[:, 0]
-    ts = raw_ts.astype(np.int64)
-    ts = np.where(ts >= _MICROSECONDS_ABOVE, ts // 1000, ts)
+        table = np.loadtxt(rows.lines[header_rows:], delimiter=",", usecols=columns,
+                           dtype=np.float64, ndmin=2, comments=None, encoding=None)
+    except ValueError as exc:
+        raise CsvFormatError(_locate_bad_field(path, rows, header_rows, columns, exc)) from None
+    ts = _timestamps_ms(path, rows, header_rows, table[:, 0])
     cols = [ts] + [np.ascontiguousarray(table[:, i + 1]) for i in range(5)]
-    bad_ts = np.flatnonzero(raw_ts != np.floor(raw_ts))
-    if bad_ts.size:
-        raise CsvFormatError(f"{path}: line {int(bad_ts[0]) + header_lines + 1}: ts: "
-                             f"{raw_ts[bad_ts[0]]!r} is not a whole number of ms or µs")
     problem = find_problem(*cols, timeframe=tf)
     if problem is not None:
-        raise CsvFormatError(f"{path}: line {problem.row + header_lines + 1}: "
+        raise CsvFormatError(f"{path}: line {rows.line_no(problem.row + header_rows)}: "
                              f"{problem.field}: {problem.reason}")
     return Candles.from_columns(cols, tf, validate=False)
 
