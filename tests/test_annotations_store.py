@@ -350,7 +350,7 @@ def _refused(path, *, match):
     with pytest.raises(AnnotationStoreError) as err:
         AnnotationStore(path)
     assert str(path) in str(err.value)
-    assert "left untouched" in str(err.value)
+    assert "nothing was written to it" in str(err.value)
     assert match in str(err.value)
     assert path.read_bytes() == before
     assert sorted(os.listdir(path.parent)) == siblings

@@ -75,7 +75,7 @@ def test_not_a_database_is_a_clear_error_and_untouched(tmp_path):
     path = tmp_path / "cache.sqlite"
     path.write_bytes(b"this is not sqlite" * 100)
     before = path.read_bytes()
-    with pytest.raises(CacheError, match="not a usable candle cache"):
+    with pytest.raises(CacheError, match=r"cannot be used: damaged \(file is not a database"):
         CandleCache(path)
     assert path.read_bytes() == before
 

@@ -37,12 +37,13 @@ def handles_signals(proc: subprocess.Popen) -> bool:
     return bool(int(caught.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
 
 
-def signalled(procs: list[tuple[subprocess.Popen, int, float]]) -> list[tuple[int, str]]:
-    """Send each process its signal ``delay`` seconds after it took over the signals (all
-    running at once); their exit codes and stderr."""
+def signalled(procs: list[tuple[subprocess.Popen, int, float]], ready=handles_signals,
+              ) -> list[tuple[int, str]]:
+    """Send each process its signal ``delay`` seconds after ``ready(proc)`` (by default: it
+    took over the signals), all running at once; their exit codes and stderr."""
     for proc, _, _ in procs:
         deadline = time.monotonic() + 60
-        while not handles_signals(proc):
+        while not (handles_signals(proc) and ready(proc)):
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.005)
     begun = time.monotonic()
@@ -127,9 +128,18 @@ def test_an_interrupted_fetch_keeps_the_spans_it_stored(tmp_path, signum):
     with FakeInThread(first_ms=first, now_ms=now) as fake:
         home = tmp_path / "f"
         proc = start(home, *fetch_args(fake, first))
-        ((code, err),) = signalled([(proc, signum, 1.2)])
-        check_ending(code, err, signum)
         key = SeriesKey("binance", "ETH/USDT", "1m")
+
+        def stored_a_batch(_proc) -> bool:  # the signal then lands mid-fetch, never before
+            path = app_paths(home).candle_cache
+            if not path.exists():
+                return False
+            with CandleCache(path) as cache:
+                return len(cache.load(key)) > 0
+
+        delay = float(np.random.default_rng(signum).uniform(0.0, 0.4))
+        ((code, err),) = signalled([(proc, signum, delay)], ready=stored_a_batch)
+        check_ending(code, err, signum)
         with CandleCache(app_paths(home).candle_cache) as cache:
             candles = cache.load(key)
             missing = cache.missing(key, first, now - now % MIN - MIN)

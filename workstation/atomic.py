@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from .storage import DiskFullError, is_disk_full
+
 
 def fsync_dir(folder: Path) -> None:
     """Make a rename in ``folder`` durable (no-op where directories cannot be opened)."""
@@ -27,20 +29,28 @@ def fsync_dir(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str | Path, mode: str = "wb") -> Iterator[IO]:
-    """Yield a file to write; on success it atomically becomes ``path``, on error it vanishes."""
+def atomic_writer(path: str | Path, mode: str = "wb", **open_args) -> Iterator[IO]:
+    """Yield a file to write; on success it atomically becomes ``path``, on error it vanishes
+    (a full disk is a ``DiskFullError`` naming ``path``, which is left as it was)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, mode) as handle:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(path, "it was left as it was") from exc
+        raise
+    try:
+        with os.fdopen(fd, mode, **open_args) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if is_disk_full(exc):
+            raise DiskFullError(path, "it was left as it was") from exc
         raise
     fsync_dir(path.parent)
 
@@ -48,3 +58,9 @@ def atomic_writer(path: str | Path, mode: str = "wb") -> Iterator[IO]:
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     with atomic_writer(path, "wb") as handle:
         handle.write(data)
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """``text`` as UTF-8, newlines as given."""
+    with atomic_writer(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)

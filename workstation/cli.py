@@ -21,6 +21,7 @@ from .interrupt import SignalExit, signals_unwind
 from .logs import setup_logging
 from .paths import HOME_ENV, AppPaths, app_paths, use_home
 from .progress import end_open_line
+from .storage import DiskFullError, is_disk_full
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,8 @@ def describe_error(exc: BaseException) -> str:
     """One line for the user: our own errors as written, others with their type."""
     if isinstance(exc, WorkstationError):
         return str(exc)
+    if is_disk_full(exc):
+        return str(DiskFullError(getattr(exc, "filename", None) or "the data folder"))
     text = " ".join(str(exc).split())
     if len(text) > 300:
         text = text[:297] + "..."

@@ -37,14 +37,14 @@ import csv
 import dataclasses
 import io
 import json
-import os
-import tempfile
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import atomic_write_text
 from ..market.series import MarketKind
 from .model import (
     Annotation,
@@ -173,15 +173,22 @@ def write_json(annotations: Iterable[Annotation], path) -> int:
              for ann in annotations]
     body = ",\n".join(lines) + ("\n" if lines else "")
     text = f'{{"version": {JSON_VERSION}, "annotations": [\n{body}]}}\n'
-    _write_atomic(Path(path), text)
+    atomic_write_text(Path(path), text)
     return len(lines)
 
 
 def read_json(path) -> list[Annotation]:
     """Every annotation in a JSON file, or ``AnnotationImportError`` and none."""
     path = Path(path)
+    text = _read_text(path)
     try:
-        doc = json.loads(_read_text(path), parse_constant=_reject_constant)
+        doc = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        line, column, field = _too_deep(text)
+        raise AnnotationImportError(
+            path, f"nested deeper than {_DEPTH_LIMIT} levels (an annotations file is "
+            f"{_DEPTH_NEEDED} deep)", where=f"line {line} column {column}", field=field,
+        ) from None
     except json.JSONDecodeError as exc:
         raise AnnotationImportError(
             path, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
@@ -220,11 +227,44 @@ def read_json(path) -> list[Annotation]:
     return annotations
 
 
+_DEPTH_LIMIT = 100
+_DEPTH_NEEDED = 4  # {"annotations": [{"tags": [...]}]}
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"\s*:?|[\[\]{},]')
+
+
+def _too_deep(text: str) -> tuple[int, int, str]:
+    """Line, column and path (``annotations[0].tags[0]...``) where nesting passes
+    ``_DEPTH_LIMIT``; the scan stops there, so a huge file costs little."""
+    stack: list[list] = []  # per open container: its bracket and the current key or index
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            if token.endswith(":") and stack and stack[-1][0] == "{":
+                stack[-1][1] = json.loads(token[: token.rindex('"') + 1])
+        elif token in "[{":
+            stack.append([token, 0 if token == "[" else ""])
+            if len(stack) > _DEPTH_LIMIT:
+                position = match.start()
+                line = text.count("\n", 0, position) + 1
+                column = position - text.rfind("\n", 0, position)
+                steps = [f"[{at}]" if bracket == "[" else f".{at}"
+                         for bracket, at in stack[:_DEPTH_NEEDED + 1]]
+                return line, column, "".join(steps).lstrip(".") + "..."
+        elif token in "]}":
+            if stack:
+                stack.pop()
+        elif stack and stack[-1][0] == "[":
+            stack[-1][1] += 1
+    return 1, 1, "document"
+
+
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
 # -- CSV -----------------------------------------------------------------------------------
+
+_CSV_FIELD_LIMIT = 2**31 - 1  # the largest a C long holds everywhere
 
 def _csv_cell(value) -> str:
     if value is None:
@@ -247,7 +287,7 @@ def write_csv(trades: Iterable[Trade], path) -> int:
         row["tags"] = ";".join(trade.tags)
         writer.writerow([_csv_cell(row[name]) for name in CSV_FIELDS])
         count += 1
-    _write_atomic(Path(path), buffer.getvalue())
+    atomic_write_text(Path(path), buffer.getvalue())
     return count
 
 
@@ -334,8 +374,15 @@ def read_csv(path, *, market: MarketKind | str | None = None, symbol: str | None
     market = MarketKind(market) if market is not None else None
     path = Path(path)
     text = _read_text(path)
-    default_time = int(path.stat().st_mtime * 1000)
     reader = csv.DictReader(io.StringIO(text, newline=""))
+    if csv.field_size_limit() < _CSV_FIELD_LIMIT:  # notes of any length import back
+        csv.field_size_limit(_CSV_FIELD_LIMIT)
+    return _csv_trades(path, reader, market=market, symbol=symbol, timeframe=timeframe)
+
+
+def _csv_trades(path: Path, reader: csv.DictReader, *, market: MarketKind | None,
+                symbol: str | None, timeframe: str | None) -> list[Trade]:
+    default_time = int(path.stat().st_mtime * 1000)
     header = reader.fieldnames
     if not header:
         raise AnnotationImportError(path, "empty file; expected a header line", where="line 1",
@@ -433,19 +480,3 @@ def _read_text(path: Path) -> str:
             path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except OSError as exc:
         raise AnnotationImportError(path, f"cannot read it ({exc.strerror or exc})") from exc
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

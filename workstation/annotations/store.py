@@ -29,6 +29,16 @@ from pathlib import Path
 from ..market.series import MarketKey, MarketKind
 from ..market.timeframes import SUPPORTED as TIMEFRAMES
 from ..market.timeframes import parse_timeframe
+from ..storage import (
+    DamagedFileError,
+    DiskFullError,
+    damage_found,
+    damaged,
+    is_disk_full,
+    rollback,
+    schema_of,
+    storage_error,
+)
 from .model import (
     LEGACY_DEMO_PREFIX,
     MAX_TIME_MS,
@@ -48,6 +58,17 @@ from .overlap import OverlappingTradesError, overlapping_pairs
 
 class AnnotationStoreError(AnnotationError):
     """The annotations file cannot be used, or a change broke a rule of the store."""
+
+
+class DamagedAnnotationsError(AnnotationStoreError, DamagedFileError):
+    """The annotations file is damaged or not ours; it is left as it is."""
+
+
+class AnnotationsDiskFullError(AnnotationStoreError, DiskFullError):
+    """The disk filled during a change; the change was rolled back."""
+
+
+_LOST = "it starts empty: keep the old file to rescue its marks"
 
 
 class AnnotationNotFound(AnnotationStoreError):
@@ -229,10 +250,14 @@ class AnnotationStore:
     # -- opening ---------------------------------------------------------------------------
 
     def _refuse(self, reason: str) -> AnnotationStoreError:
-        return AnnotationStoreError(
-            f"cannot use annotations file {self.path}: {reason}; the file was left untouched "
-            "(move it aside to start a new one)"
-        )
+        return damaged(self.path, "annotations file", reason, _LOST, DamagedAnnotationsError)
+
+    def _storage_error(self, exc: sqlite3.Error) -> AnnotationStoreError:
+        found = storage_error(exc, self.path, "annotations file", _LOST,
+                              DamagedAnnotationsError, AnnotationsDiskFullError)
+        if isinstance(found, AnnotationStoreError):
+            return found
+        return AnnotationStoreError(f"annotations file {self.path}: {exc}")
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -259,11 +284,12 @@ class AnnotationStore:
     def _check_existing(self, conn: sqlite3.Connection) -> None:
         """Refuse, before writing anything, a file that is damaged, foreign or too new."""
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            tables = {name for (name,) in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version, tables = schema_of(conn)
+            problem = damage_found(conn)
         except sqlite3.DatabaseError as exc:
             raise self._refuse(f"not a readable SQLite database ({exc})") from exc
+        if problem is not None:
+            raise self._refuse(f"damaged ({problem})")
         if version > SCHEMA_VERSION:
             raise self._refuse(
                 f"it has schema version {version}, written by a newer Workstation "
@@ -293,7 +319,10 @@ class AnnotationStore:
                 conn.execute(f"PRAGMA user_version = {target}")
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                conn.execute("ROLLBACK")
+                rollback(conn)
+                if is_disk_full(exc):
+                    raise AnnotationsDiskFullError(
+                        self.path, f"it was left at version {target - 1}") from exc
                 raise AnnotationStoreError(
                     f"cannot upgrade annotations file {self.path} to schema version {target}: "
                     f"{exc}; it was left at version {target - 1}") from exc
@@ -320,7 +349,7 @@ class AnnotationStore:
         except sqlite3.ProgrammingError:  # a bug (e.g. the wrong thread), not the file
             raise
         except sqlite3.DatabaseError as exc:
-            raise AnnotationStoreError(f"annotations file {self.path}: {exc}") from exc
+            raise self._storage_error(exc) from exc
 
     @staticmethod
     def _query(conn: sqlite3.Connection, where: str, params: tuple) -> list[Annotation]:
@@ -414,17 +443,17 @@ class AnnotationStore:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)  # SQLite may have rolled back already (a full disk)
                 raise
-            conn.execute("COMMIT")
         except sqlite3.ProgrammingError:
             raise
         except sqlite3.IntegrityError as exc:
             raise AnnotationStoreError(
                 f"annotations file {self.path} refused the change: {exc}") from exc
         except sqlite3.DatabaseError as exc:
-            raise AnnotationStoreError(f"annotations file {self.path}: {exc}") from exc
+            raise self._storage_error(exc) from exc
 
     @staticmethod
     def _write_tags(conn: sqlite3.Connection, ann: Annotation) -> None:

@@ -12,12 +12,23 @@ leaves the cache as it was before that write.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import WorkstationError
+from ..storage import (
+    DamagedFileError,
+    DiskFullError,
+    damage_found,
+    damaged,
+    rollback,
+    schema_of,
+    storage_error,
+)
 from .candles import Candles
 from .series import SeriesKey
 from .timeframes import parse_timeframe
@@ -50,8 +61,20 @@ CREATE TABLE IF NOT EXISTS coverage (
 """
 
 
+_TABLES = {"series", "blocks", "coverage"}
+_LOST = "candles in it can be fetched or imported again"
+
+
 class CacheError(WorkstationError):
     """The cache file cannot be used; the message names the file."""
+
+
+class DamagedCacheError(CacheError, DamagedFileError):
+    """The cache file is damaged or not a cache; it is left as it is."""
+
+
+class CacheDiskFullError(CacheError, DiskFullError):
+    """The disk filled during a write to the cache; the write was rolled back."""
 
 
 @dataclass(frozen=True)
@@ -81,24 +104,38 @@ class CandleCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._checked = False  # the file's structure is checked before the first write
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
-            self._db.execute("PRAGMA busy_timeout=5000")  # processes opening it at once wait
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise CacheError(f"{self.path}: written by a newer Workstation "
-                                 f"(schema {version}, this one reads {SCHEMA_VERSION})")
-            if version < SCHEMA_VERSION:
+        except sqlite3.Error as exc:
+            raise CacheError(f"cannot open candle cache {self.path}: {exc}") from exc
+        try:
+            with self._reading():
+                self._db.execute("PRAGMA busy_timeout=5000")  # processes opening it at once wait
+                self._check_existing()
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.execute("PRAGMA foreign_keys=ON")
+            if self._db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
                 with self._transaction():  # idempotent: another process may be first
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
                             self._db.execute(statement)
                     self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        except sqlite3.DatabaseError as exc:
-            raise CacheError(f"{self.path}: not a usable candle cache ({exc})") from exc
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _check_existing(self) -> None:
+        """Refuse, before writing anything, a file that is not a cache or is too new."""
+        version, tables = schema_of(self._db)
+        if version > SCHEMA_VERSION:
+            raise CacheError(f"{self.path}: written by a newer Workstation "
+                             f"(schema {version}, this one reads {SCHEMA_VERSION})")
+        if (version == 0 and tables) or (version > 0 and not tables >= _TABLES):
+            raise damaged(self.path, "candle cache", "it is not a Workstation candle cache "
+                          f"(tables: {', '.join(sorted(tables)) or 'none'})", _LOST,
+                          DamagedCacheError)
 
     def close(self) -> None:
         self._db.close()
@@ -110,17 +147,39 @@ class CandleCache:
         self.close()
 
     # -- plumbing ------------------------------------------------------------------------
-    def _transaction(self):
-        db = self._db
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """SQLite errors as one line naming the file and what to do."""
+        try:
+            yield
+        except sqlite3.ProgrammingError:  # a bug (e.g. the wrong thread), not the file
+            raise
+        except sqlite3.Error as exc:
+            raise (storage_error(exc, self.path, "candle cache", _LOST, DamagedCacheError,
+                                 CacheDiskFullError)
+                   or CacheError(f"candle cache {self.path}: {exc}")) from exc
 
-        class _Tx:
-            def __enter__(self):
-                db.execute("BEGIN IMMEDIATE")
-
-            def __exit__(self, exc_type, *_):
-                db.execute("COMMIT" if exc_type is None else "ROLLBACK")
-
-        return _Tx()
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction; the file's structure is checked before the first."""
+        with self._reading():
+            if not self._checked:
+                problem = damage_found(self._db)
+                if problem is not None:
+                    raise damaged(self.path, "candle cache", f"damaged ({problem})", _LOST,
+                                  DamagedCacheError)
+                self._checked = True
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                rollback(self._db)
+                raise
+            try:
+                self._db.execute("COMMIT")
+            except BaseException:
+                rollback(self._db)
+                raise
 
     def _series_id(self, key: SeriesKey) -> int | None:
         row = self._db.execute(
@@ -202,6 +261,10 @@ class CandleCache:
     # -- reading -------------------------------------------------------------------------
     def load(self, key: SeriesKey, since: int | None = None, until: int | None = None) -> Candles:
         """Candles of ``key`` with open time in [since, until] (both optional, inclusive)."""
+        with self._reading():
+            return self._load(key, since, until)
+
+    def _load(self, key: SeriesKey, since: int | None, until: int | None) -> Candles:
         series_id = self._series_id(key)
         if series_id is None:
             return Candles(key.timeframe)
@@ -222,6 +285,10 @@ class CandleCache:
 
     def missing(self, key: SeriesKey, start: int, end: int) -> list[tuple[int, int]]:
         """Spans of [start, end] (open times, inclusive) not yet fetched, on the key's grid."""
+        with self._reading():
+            return self._missing(key, start, end)
+
+    def _missing(self, key: SeriesKey, start: int, end: int) -> list[tuple[int, int]]:
         tf = key.timeframe.ms
         start = start - start % tf
         end = end - end % tf
@@ -240,6 +307,10 @@ class CandleCache:
 
     def series(self) -> list[SeriesSummary]:
         """What the cache holds, one summary per series."""
+        with self._reading():
+            return self._series()
+
+    def _series(self) -> list[SeriesSummary]:
         out = []
         for series_id, source, symbol, timeframe in self._db.execute(
                 "SELECT id, source, symbol, timeframe FROM series ORDER BY source, symbol, "

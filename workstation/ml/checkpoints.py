@@ -54,6 +54,7 @@ from ..atomic import atomic_write_bytes, fsync_dir
 from ..errors import WorkstationError
 from ..locking import FileLock
 from ..paths import app_paths
+from ..storage import DiskFullError, is_disk_full
 from .config import TradingTransformerConfig
 from .features import FeatureSpec
 from .targets import TargetSpec
@@ -390,11 +391,23 @@ class CheckpointStore:
 
         ``meta`` is the caller's JSON-able description (``config``, ``features``, ``targets``,
         ``provenance``, ``metrics``, ``step``, ``epoch`` ...); the store adds the run id, model
-        name, time, versions and file hashes. Returns the snapshot folder.
+        name, time, versions and file hashes. Returns the snapshot folder. A full disk is a
+        ``DiskFullError`` naming the run: the half-written snapshot is removed and the
+        pointers still name the previous one.
         """
+        run = self.run_dir(run_id)
+        try:
+            return self._save(run, run_id, model, optimizer, scheduler, meta, is_best)
+        except (OSError, DiskFullError) as exc:
+            if isinstance(exc, DiskFullError) or is_disk_full(exc):
+                raise DiskFullError(run, "the previous checkpoint is intact, this save was "
+                                         "discarded") from exc
+            raise
+
+    def _save(self, run: Path, run_id: str, model, optimizer, scheduler, meta: dict | None,
+              is_best: bool) -> Path:
         import torch
 
-        run = self.run_dir(run_id)
         meta = dict(meta or {})
         step = int(meta.get("step", 0))
         state = {

@@ -1,0 +1,97 @@
+"""Storage faults in words: a full disk and a damaged SQLite file, each named with what to do.
+
+SQLite rolls a transaction back by itself when the disk fills (``SQLITE_FULL``); a plain
+``ROLLBACK`` after that fails with "no transaction is active" and hides the real cause, so every
+store rolls back through ``rollback`` here, and turns the error into one of these messages.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+from pathlib import Path
+from typing import TypeVar
+
+from .errors import WorkstationError
+
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+_DAMAGED_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+
+
+class DiskFullError(WorkstationError):
+    """The disk (or quota) is full; the message names what could not be written."""
+
+    def __init__(self, where: str | Path, kept: str = "everything saved before is intact"):
+        self.where = Path(where)
+        super().__init__(f"disk full: cannot write {where}; {kept} (free some space and retry)")
+
+
+class DamagedFileError(WorkstationError):
+    """An SQLite file that is damaged or not ours; the app leaves it as it is."""
+
+
+_Damaged = TypeVar("_Damaged", bound=DamagedFileError)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (an ``OSError`` or an ``sqlite3`` error) means the disk is full."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL_ERRNOS
+    if isinstance(exc, sqlite3.Error):
+        return _code(exc) == sqlite3.SQLITE_FULL
+    return False
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """Whether an ``sqlite3`` error means the file is damaged or not a database."""
+    return isinstance(exc, sqlite3.DatabaseError) and _code(exc) in _DAMAGED_CODES
+
+
+def _code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF  # the primary code of an extended one
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if SQLite has not already done so."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def schema_of(conn: sqlite3.Connection) -> tuple[int, set[str]]:
+    """The file's ``user_version`` and table names, read in one snapshot (a process creating
+    the schema at the same moment is seen entirely or not at all)."""
+    conn.execute("BEGIN")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        rollback(conn)
+    return version, tables
+
+
+def damage_found(conn: sqlite3.Connection) -> str | None:
+    """SQLite's first complaint about the file's structure (``PRAGMA quick_check``), or None."""
+    rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    problem = rows[0][0] if rows else "no answer to quick_check"
+    return None if problem == "ok" else " ".join(str(problem).split())
+
+
+def damaged(path: Path, what: str, problem: str, lost: str, error: type[_Damaged]) -> _Damaged:
+    """The message for a damaged or foreign ``what`` (e.g. "candle cache") at ``path``;
+    ``lost`` says what moving it aside costs."""
+    return error(
+        f"{what} {path} cannot be used: {problem}; nothing was written to it. Move it aside to "
+        f"start a new one ({lost}), or try `sqlite3 {path} .recover` to rescue what it holds")
+
+
+def storage_error(exc: sqlite3.Error, path: Path, what: str, lost: str,
+                  damaged_error: type[DamagedFileError] = DamagedFileError,
+                  full_error: type[DiskFullError] = DiskFullError) -> WorkstationError | None:
+    """``full_error`` or ``damaged_error`` for an ``sqlite3`` error, None for others."""
+    if is_disk_full(exc):
+        return full_error(path, "nothing of this change was stored, everything before is intact")
+    if is_damaged(exc):
+        return damaged(path, what, f"damaged ({exc})", lost, damaged_error)
+    return None
