@@ -20,6 +20,8 @@ from workstation.ml.features import N_FEATURES
 from workstation.ml.scoring import (
     EDGE,
     NO_EDGE,
+    SMALL_EDGE,
+    VERDICTS,
     describe,
     margin_interval,
     score_head,
@@ -72,6 +74,16 @@ def test_a_head_is_scored_against_its_best_baseline_on_the_same_candles():
     same = score_head("candle", truth, model, {"majority": model.copy()}, days_of(n, 300))
     assert same.margin == 0 and same.verdict == NO_EDGE and "no edge shown" in describe(
         "candle", same)
+    # certain but tiny: on 300,000 candles the model is right on 0.3 % more of them
+    big = 300_000
+    truth = rng.integers(0, 3, big)
+    base = np.where(rng.random(big) < 0.40, truth, (truth + 1) % 3)
+    better = base.copy()
+    fix = rng.choice(np.flatnonzero(better != truth), int(0.003 * big), replace=False)
+    better[fix] = truth[fix]
+    tiny = score_head("candle", truth, better, {"majority": base}, days_of(big, 1440))
+    assert tiny.interval[0] > 0 and tiny.margin == pytest.approx(0.003)
+    assert tiny.verdict == SMALL_EDGE and "too small to use" in describe("candle", tiny)
     empty = score_head("trend", np.full(10, MASKED), np.zeros(10, dtype=int), {},
                        days_of(10, 1))
     assert empty.accuracy is None and describe("trend", empty) == "trend —"
@@ -159,7 +171,7 @@ def test_evaluate_prints_one_object_per_fold_and_head_then_a_summary(capsys):
     candle = summary["heads"]["candle"]
     assert set(candle["baselines"]) == {"majority", "volatility", "logistic", "persistence"}
     assert candle["n"] == sum(o["n"] for o in per_fold if o["head"] == "candle")
-    assert candle["verdict"] in (EDGE, NO_EDGE) and len(candle["interval"]) == 2
+    assert candle["verdict"] in VERDICTS and len(candle["interval"]) == 2
     assert summary["heads"]["position"]["accuracy"] is None  # no marks: nothing to score
     assert "2 walk-forward folds" in out.err and "all 2 test spans" in out.err
 
@@ -197,3 +209,40 @@ def test_annotations_targets_writes_exactly_what_training_learns(tmp_path, capsy
     names = {"flat": 0, "long": 1, "short": 2, "": MASKED}
     assert [names[c[2]] for c in cells] == labelled.targets.position.tolist()
     assert [c[4] == "1" for c in cells] == labelled.reviewed.tolist()
+
+
+@pytest.mark.parametrize("span, seq_len", [((300, 1000), 200), ((50, 260), 200), ((0, 37), 16),
+                                           ((64, 65), 32)])
+def test_every_scored_candle_has_half_a_window_of_history(span, seq_len):
+    from workstation.ml.trainer import scoring_windows
+
+    windows = scoring_windows(span, seq_len)
+    scored = np.concatenate([np.arange(first, stop) for _, first, stop in windows])
+    assert scored.tolist() == list(range(*span))  # each candle once, in order
+    for begin, first, stop in windows:
+        assert stop <= begin + seq_len and begin <= first
+        assert first - begin >= seq_len // 2 or begin == 0  # shorter only at the series start
+
+
+def test_predictions_are_causal():
+    """A candle's prediction depends on no later candle, though windows reach past it."""
+    import torch
+
+    from workstation.market.demo import demo_candles
+    from workstation.ml.config import TradingTransformerConfig
+    from workstation.ml.dataset import DeviceSeries, TrainingData
+    from workstation.ml.model import TradingTransformer
+    from workstation.ml.trainer import predict_span
+
+    torch.manual_seed(0)
+    data = TrainingData.from_candles(demo_candles(700, "1h", seed=4, end_ts=1_700_000_000_000))
+    model = TradingTransformer(TradingTransformerConfig(seq_len=32, d_model=16, n_heads=2,
+                                                        n_layers=1, d_ff=32)).eval()
+    cpu = torch.device("cpu")
+    with torch.no_grad():
+        whole = predict_span(model, DeviceSeries(data, cpu), (200, 600), 32, 8, cpu)
+        data.features[451:] = np.random.default_rng(1).normal(size=data.features[451:].shape)
+        changed = predict_span(model, DeviceSeries(data, cpu), (200, 600), 32, 8, cpu)
+    assert (whole >= 0).all()
+    assert np.array_equal(whole[:, :251], changed[:, :251])  # candles 200..450
+    assert not np.array_equal(whole[:, 251:], changed[:, 251:])  # the change did reach later

@@ -24,6 +24,7 @@ from workstation.ml.checkpoints import CheckpointStore
 from workstation.ml.config import TrainConfig, preset_config
 from workstation.ml.dataset import TrainingData
 from workstation.ml.events import BatchEnd, CheckpointSaved, EpochEnd, Failed, Finished, RunStarted
+from workstation.ml.scoring import verdict_of
 from workstation.ml.trainer import Trainer
 
 torch.set_num_threads(1)
@@ -119,7 +120,7 @@ def test_run_reports_events_in_order_with_baselines(tmp_path):
             assert score.margin == pytest.approx(score.accuracy - best)
             low, high = score.interval
             assert low <= score.margin <= high
-            assert score.verdict == ("edge" if low > 0 else "no edge shown")
+            assert score.verdict == verdict_of(score.margin, score.interval)
             assert sum(map(sum, score.confusion)) == score.n > 0
     dumped = json.loads(json.dumps(rec.of(EpochEnd)[0].to_dict()))
     assert dumped["val"]["heads"]["position"]["accuracy"] is None

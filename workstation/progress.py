@@ -17,6 +17,26 @@ def end_open_line() -> None:
         bar.stream.flush()
 
 
+class _Line:
+    """A progress line drawn with ``draw_line`` (a bar is the other kind)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+
+def draw_line(text: str, width: int = 0) -> None:
+    """Redraw the open progress line on stderr with ``text`` (padded to ``width``)."""
+    sys.stderr.write("\r" + text.ljust(width))
+    sys.stderr.flush()
+    _open_line[:] = [_Line(sys.stderr)]
+
+
+def say(text: str) -> None:
+    """Print ``text`` on its own line on stderr, below a progress line left open."""
+    end_open_line()
+    print(text, file=sys.stderr, flush=True)
+
+
 class ProgressBar:
     """``bar.update(done)`` redraws at most 10 times a second; ``bar.finish()`` ends the line."""
 

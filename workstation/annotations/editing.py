@@ -3,7 +3,7 @@ regions (no Qt, no store).
 
 Keyboard: ``open`` (L/S) starts a pending long/short entry at the cursor candle's close,
 ``close`` (X or Enter) turns it into a ``Trade`` at the cursor candle's close; ``cancel`` (Esc)
-drops the pending entry (or the mark); ``set_mark`` (M) and ``label`` (1/2/3) make a ``Region``
+drops the pending entry (or the mark); ``set_mark`` (M) and ``label`` (1/2/3/4) make a ``Region``
 from the mark to the cursor (either order), which clears the mark. ``click`` (when "Click to
 annotate" is on) opens an entry in the last direction chosen (long until one was chosen), and
 the next click closes it.
@@ -128,7 +128,7 @@ class AnnotationTools:
         ``label``; the mark is used up."""
         if self.mark is None:
             raise ToolRefused("No mark: press M on the first candle of the range, move the "
-                              "cursor to its last candle, then 1 / 2 / 3")
+                              "cursor to its last candle, then 1 / 2 / 3 / 4")
         ts, _, _ = _candle(candles, index)
         start, end = sorted((self.mark.ts, ts))
         region = Region(market=market.kind, symbol=market.symbol, timeframe=timeframe,

@@ -3,16 +3,15 @@
 Every fold trains a fresh model on the past, picks its epoch on a validation slice of that
 past, and is scored on the next span of time beside the baselines fitted on the past; each
 head gets the margin over its best baseline with a 95 % day-block bootstrap interval and a
-verdict ("edge" only when the interval excludes 0). Progress goes to stderr; ``--json`` prints
-one JSON object per fold and head on stdout, then one summary object. Every argument is
-checked before torch is loaded. Ctrl-C (or SIGTERM) stops after the current batch: exit 130
-(143).
+verdict ("edge" only when the interval excludes 0 and the margin is worth having). Progress
+goes to stderr; ``--json`` prints one JSON object per fold and head on stdout, then one
+summary object. Every argument is checked before torch is loaded. Ctrl-C (or SIGTERM) stops
+after the current batch: exit 130 (143).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from dataclasses import asdict
 
@@ -22,6 +21,7 @@ from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored
 from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
+from ..progress import draw_line, end_open_line, say
 
 
 def register(sub) -> None:
@@ -35,9 +35,11 @@ def register(sub) -> None:
     p.add_argument("--max-candles", type=int, metavar="N", help="use only the last N candles")
     p.add_argument("--preset", default="tiny", help="model size (default tiny)")
     p.add_argument("--folds", type=int, default=4, help="test spans, oldest first (default 4)")
-    p.add_argument("--epochs", type=int, default=3, help="per fold (default 3)")
+    p.add_argument("--epochs", type=int, default=None, help="per fold (default 10, as train)")
     p.add_argument("--batch-size", type=int, default=None, help="default 64")
     p.add_argument("--seq-len", type=int, default=None, help="candles per window (default 200)")
+    p.add_argument("--stride", type=int, default=None,
+                   help="candles between training windows (default: seq-len, no overlap)")
     p.add_argument("--lr", type=float, default=None, help="peak learning rate (default 3e-4)")
     p.add_argument("--flat-band", choices=("volatility", "bps"), default=None,
                    help="flat moves: within k trailing volatilities (default) or fixed bps")
@@ -62,29 +64,26 @@ class _Report:
     def __call__(self, event) -> None:
         match event:
             case BatchEnd():
-                sys.stderr.write(f"\r  fold {self.fold + 1}: epoch {event.epoch + 1} batch "
-                                 f"{event.batch}/{event.batches_per_epoch}   ")
-                sys.stderr.flush()
+                draw_line(f"  fold {self.fold + 1}: epoch {event.epoch + 1} batch "
+                          f"{event.batch}/{event.batches_per_epoch}", 40)
             case EpochEnd():
-                sys.stderr.write(f"\r  fold {self.fold + 1}: epoch {event.epoch + 1} validation "
-                                 f"loss {event.val.loss:.4f}" + (" [best]" if event.is_best
-                                                                else "") + "\n")
+                draw_line(f"  fold {self.fold + 1}: epoch {event.epoch + 1} validation loss "
+                          f"{event.val.loss:.4f}" + (" [best]" if event.is_best else ""), 40)
+                end_open_line()
             case FoldScored():
                 self.fold = event.fold + 1
-                print(f"fold {event.fold + 1}/{event.folds}: trained on candles "
-                      f"{event.train[0]}..{event.train[1]}, tested on {event.test[0]}.."
-                      f"{event.test[1]} (embargo {event.embargo}, epoch {event.epoch})",
-                      file=sys.stderr)
+                say(f"fold {event.fold + 1}/{event.folds}: trained on candles "
+                    f"{event.train[0]}..{event.train[1]}, tested on {event.test[0]}.."
+                    f"{event.test[1]} (embargo {event.embargo}, epoch {event.epoch})")
                 for head in CLASS_HEADS:
-                    print(f"  {describe(head, event.heads[head])}", file=sys.stderr)
+                    say(f"  {describe(head, event.heads[head])}")
                     if self.as_json:
                         print(json.dumps(_plain({"fold": event.fold, "head": head,
                                                  **asdict(event.heads[head])})), flush=True)
             case EvaluationFinished():
-                print(f"all {event.folds} test spans ({event.elapsed_s:.0f} s):",
-                      file=sys.stderr)
+                say(f"all {event.folds} test spans ({event.elapsed_s:.0f} s):")
                 for head in CLASS_HEADS:
-                    print(f"  {describe(head, event.summary[head])}", file=sys.stderr)
+                    say(f"  {describe(head, event.summary[head])}")
                 if self.as_json:
                     print(json.dumps(_plain({"summary": True, "folds": event.folds,
                                              "elapsed_s": round(event.elapsed_s, 1),
@@ -109,7 +108,8 @@ def _evaluate(args, stop: threading.Event) -> None:
     request = TrainingRequest(
         preset=args.preset, model_overrides={"seq_len": args.seq_len},
         train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
-                         "seed": args.seed, "cpu_threads": args.threads, "log_every": 50},
+                         "seed": args.seed, "cpu_threads": args.threads, "log_every": 50,
+                         "window_stride": args.stride},
         target_overrides={"flat_band": args.flat_band}, device=args.device,
         use_annotations=not args.no_annotations)
     if args.folds < 2:
@@ -121,12 +121,12 @@ def _evaluate(args, stop: threading.Event) -> None:
 
     data, labelled = job.training_data(plan, candles, key,
                                        annotations_db=app_paths().annotations_db)
-    print(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations of "
-          f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"
-          f"-candle windows, {plan.train_config.epochs} epochs each", file=sys.stderr)
+    say(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations of "
+        f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"
+        f"-candle windows, {plan.train_config.epochs} epochs each")
     try:
         evaluate(data, plan.model_config, plan.train_config, folds=args.folds,
                  device=plan.device, provenance=key.provenance, on_event=_Report(args.json),
                  stop=stop)
     except EvaluationStopped as exc:
-        print(f"workstation: {exc}", file=sys.stderr)
+        say(f"workstation: {exc}")

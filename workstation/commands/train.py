@@ -19,6 +19,7 @@ from ..ml.events import BatchEnd, CheckpointSaved, EpochEnd, Failed, Finished, R
 from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
+from ..progress import draw_line, say
 
 _PROGRESS_LINE = 118
 
@@ -90,25 +91,17 @@ class _Report:
     def __init__(self, as_json: bool, epochs: int):
         self.as_json = as_json
         self.epochs = epochs
-        self.open_line = False
 
-    def _line(self, text: str) -> None:
-        sys.stderr.write("\r" + text[:_PROGRESS_LINE].ljust(_PROGRESS_LINE))
-        sys.stderr.flush()
-        self.open_line = True
-
-    def _print(self, text: str) -> None:
-        if self.open_line:
-            sys.stderr.write("\n")
-            self.open_line = False
-        print(text, file=sys.stderr, flush=True)
+    @staticmethod
+    def _line(text: str) -> None:
+        draw_line(text[:_PROGRESS_LINE], _PROGRESS_LINE)
 
     def __call__(self, event) -> None:
         if self.as_json:
             print(json.dumps(event.to_dict(), allow_nan=False), flush=True)
         match event:
             case RunStarted():
-                self._print(f"run {event.run_id}: {event.provenance}; {event.candles} candles, "
+                say(f"run {event.run_id}: {event.provenance}; {event.candles} candles, "
                             f"{event.train_windows} training / {event.val_windows} validation "
                             f"windows per epoch, {event.n_params:,} parameters on "
                             f"{event.device}")
@@ -122,18 +115,18 @@ class _Report:
                 covered = (f" over {event.train.batches} of {event.batches_per_epoch} batches "
                            f"(resumed mid-epoch)" if event.train.batches
                            < event.batches_per_epoch else "")
-                self._print(f"epoch {event.epoch + 1}/{self.epochs} ({event.elapsed_s:.1f} s): "
+                say(f"epoch {event.epoch + 1}/{self.epochs} ({event.elapsed_s:.1f} s): "
                             f"train loss {_num(event.train.loss)}{covered}, "
                             f"{_accuracies(event.train)}")
-                self._print(f"  validation loss {_num(event.val.loss)}, "
+                say(f"  validation loss {_num(event.val.loss)}, "
                             f"{_accuracies(event.val)}" + (" [best]" if event.is_best else ""))
             case CheckpointSaved():
-                self._print(f"  checkpoint ({event.reason}): {event.path}")
+                say(f"  checkpoint ({event.reason}): {event.path}")
             case Finished():
-                self._print(f"{event.status} after {event.step} steps in {event.elapsed_s:.1f} "
+                say(f"{event.status} after {event.step} steps in {event.elapsed_s:.1f} "
                             f"s; best validation loss {_num(event.best_val_loss)}")
             case Failed():
-                self._print(f"training failed at step {event.step}: {event.message}")
+                say(f"training failed at step {event.step}: {event.message}")
 
 
 def _flat_band(args) -> str | None:

@@ -51,7 +51,8 @@ class HeadScore:
     (``baselines``: name -> accuracy; ``majority`` always, on validation and test spans also
     ``volatility``, ``logistic`` and, for market heads, ``persistence``). ``margin`` is the
     accuracy minus the best baseline's, ``interval`` its 95 % day-block bootstrap interval
-    and ``verdict`` "edge" only when that interval excludes 0, else "no edge shown".
+    and ``verdict`` (``scoring.VERDICTS``): "edge" only when that interval excludes 0 and the
+    margin is at least half a point.
     ``direction_accuracy``: on candles whose truth and prediction are both up or down, how
     often they agree (market heads). ``confusion[truth][prediction]`` counts. A value without
     data is None (shown as "—")."""

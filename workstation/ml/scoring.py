@@ -4,7 +4,9 @@
 (``baselines``) on exactly the same candles: accuracy, each baseline's accuracy, the margin
 over the best of them (the best on the scored span itself, the hardest bar), a 95 % interval
 of that margin from a bootstrap that resamples whole UTC days (neighbouring candles are not
-independent; a day is the block), and the verdict: "edge" only when the interval excludes 0.
+independent; a day is the block), and the verdict: "edge" only when the interval excludes 0
+and the margin is at least ``MIN_EDGE`` (on a million candles a 0.1 pp margin can be certain
+and still worth nothing: that is "edge too small to use").
 Market heads also get the direction accuracy (up/down truths predicted up/down), the
 position head how it finds the trader's entries and exits.
 """
@@ -16,7 +18,10 @@ import numpy as np
 from .events import HeadScore, Transitions
 from .targets import CLASSES, MARKET_HEADS, MASKED
 
+MIN_EDGE = 0.005        # half a percentage point of accuracy over the best baseline
 EDGE, NO_EDGE = "edge", "no edge shown"
+SMALL_EDGE = f"edge too small to use (under {MIN_EDGE * 100:.1f} pp)"
+VERDICTS = (EDGE, SMALL_EDGE, NO_EDGE)
 BOOTSTRAP_SAMPLES = 1000
 MIN_DAYS = 5            # fewer days than this give no interval (and so no verdict)
 TRANSITION_WINDOW = 5   # candles a predicted change may be off and still find a true one
@@ -43,6 +48,13 @@ def margin_interval(model_right: np.ndarray, base_right: np.ndarray, days: np.nd
     margins = diff[picks].sum(axis=1) / count[picks].sum(axis=1)
     low, high = np.percentile(margins, [2.5, 97.5])
     return float(low), float(high)
+
+
+def verdict_of(margin: float, interval: tuple[float, float]) -> str:
+    """See the module docstring."""
+    if interval[0] <= 0:
+        return NO_EDGE
+    return EDGE if margin >= MIN_EDGE else SMALL_EDGE
 
 
 def transitions(truth: np.ndarray, predicted: np.ndarray, window: int = TRANSITION_WINDOW
@@ -85,7 +97,7 @@ def score_head(head: str, truth: np.ndarray, predicted: np.ndarray,
         margin = float(right.mean()) - float(base_right[best].mean())
         interval = margin_interval(right, base_right[best], days[scored], seed)
         if interval is not None:
-            verdict = EDGE if interval[0] > 0 else NO_EDGE
+            verdict = verdict_of(margin, interval)
     k = len(CLASSES[head])
     confusion = np.zeros((k, k), dtype=np.int64)
     np.add.at(confusion, (y, p), 1)

@@ -176,31 +176,60 @@ def _metrics(vec: list[float], batches: int, majority: dict[str, float | None]
                         batches=batches)
 
 
+def scoring_windows(span: tuple[int, int], seq_len: int) -> np.ndarray:
+    """``[W, 3]`` rows ``(window start, first scored candle, scored stop)`` covering ``span``.
+
+    A candle is scored at a position with at least ``seq_len // 2`` candles of history in its
+    window, as live prediction sees it: windows overlap by that warm-up and reach back before
+    ``span`` for context (inputs only; the gap before a test span is at least a window). Only
+    at the very start of a series is the warm-up shorter.
+    """
+    start, stop = span
+    step = seq_len - seq_len // 2
+    ends = np.minimum(np.arange(start + step, stop + step, step), stop)
+    firsts = np.concatenate(([start], ends[:-1]))
+    starts = np.maximum(ends - seq_len, 0)
+    return np.stack([starts, firsts, ends], axis=1)
+
+
 def predict_span(model: TradingTransformer, series: DeviceSeries, span: tuple[int, int],
                  seq_len: int, batch_size: int, device: torch.device, *,
                  autocast=contextlib.nullcontext, should_stop: Callable[[], bool] = bool,
                  on_batch: Callable[[ModelOutput, WindowBatch], None] | None = None
                  ) -> np.ndarray:
     """Each class head's predicted class ``[C, stop - start]`` at every candle of ``span``
-    covered by its non-overlapping windows (``-1`` for the tail no window reaches), from a
-    model in eval mode; ``on_batch(out, batch)`` sees every batch (the validation loss)."""
+    (each scored once, with a warm context: ``scoring_windows``), from a model in eval mode;
+    ``on_batch(out, batch)`` sees every batch with targets on the scored candles only (the
+    validation loss is the loss on ``span``)."""
     start, stop = span
-    starts = WindowSampler(start, stop, seq_len).starts(shuffle=False).to(device)
+    windows = torch.from_numpy(scoring_windows(span, seq_len)).to(device)
     predicted = torch.full((_C, stop - start), -1, dtype=torch.int64, device=device)
     offsets = torch.arange(seq_len, device=device)
-    for i in range(0, len(starts), batch_size):
+    for i in range(0, len(windows), batch_size):
         if should_stop():
             raise _Stopped
-        chunk = starts[i:i + batch_size]
-        batch = series.gather(chunk, seq_len)
+        chunk = windows[i:i + batch_size]
+        batch = series.gather(chunk[:, 0], seq_len)
+        candle = chunk[:, :1] + offsets
+        scored = (candle >= chunk[:, 1:2]) & (candle < chunk[:, 2:3])
         with autocast():
             out = model(batch.x)
         if on_batch is not None:
-            on_batch(out, batch)
-        where = (chunk[:, None] + offsets - start).reshape(-1)
+            on_batch(out, _only(batch, scored))
+        where = candle[scored] - start
         for h, logits in enumerate(head_logits(out).values()):
-            predicted[h, where] = logits.argmax(-1).reshape(-1)
+            predicted[h, where] = logits.argmax(-1)[scored]
     return predicted.cpu().numpy()
+
+
+def _only(batch: WindowBatch, scored: torch.Tensor) -> WindowBatch:
+    """``batch`` with every target outside ``scored`` masked."""
+    unscored = torch.full_like(batch.candle, -1)
+    return replace(batch, candle=torch.where(scored, batch.candle, unscored),
+                   trend=torch.where(scored, batch.trend, unscored),
+                   position=torch.where(scored, batch.position, unscored),
+                   regime=torch.where(scored, batch.regime, unscored),
+                   ret_mask=batch.ret_mask & scored)
 
 
 def lr_factor(step: int, warmup: int, total: int, min_ratio: float) -> float:

@@ -134,7 +134,7 @@ class MainWindow(QMainWindow):
         self._open_requested("demo", "", self.data_bar.values()[2])
 
     def _training_state(self, state: str) -> None:
-        if state in ("training", "live", "failed"):
+        if state in ("training", "live", "evaluating", "failed"):
             self.training.show()
             self.training.raise_()  # a run that starts (or fails) brings its panel forward
 

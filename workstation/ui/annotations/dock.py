@@ -8,7 +8,10 @@ command into the store, and the store's change notice updates the chart and the 
 annotation at a time. It shows the annotations of the series on screen (``live.key``'s
 market, real or demo, and timeframe) and reloads them when the series is reset; trades of the
 market held at the same time (``annotations.overlap``, e.g. from an old file) are marked in
-the list.
+the list. What the trainer learns from them (the candles it counts as reviewed and, with "Show
+training labels", each candle's position and regime) is asked of the core by
+``labels.TrainerLabels`` after the market's annotations or the series change, and drawn in the
+lanes along the top of the chart.
 
 Clicks: with "Click to annotate" on, a click opens an entry and the next click closes it
 (``tools``). It is off by default: a click on the chart also moves the cursor, which is how a
@@ -55,6 +58,7 @@ from ..resources import icon
 from ..shortcuts import create_actions
 from .commands import AddAnnotation, DeleteAnnotation, EditAnnotation, describe
 from .drawing import AnnotationGraphics, PreviewOverlays
+from .labels import TrainerLabels
 from .list_model import (
     ANNOTATION_ROLE,
     HOLDING,
@@ -182,6 +186,8 @@ class AnnotationLayer(QObject):
         self.tools = AnnotationTools()
         self.graphics = AnnotationGraphics(chart)
         self.preview = PreviewOverlays(chart)
+        self.labels = TrainerLabels(paths.annotations_db, live, self)
+        self.labels.changed.connect(self.graphics.set_labels)
         self.model = AnnotationTableModel(self)
         self.dock = AnnotationDock(self.model, parent)
         self.series: tuple[MarketKey, str] | None = None  # market and timeframe on screen
@@ -212,6 +218,7 @@ class AnnotationLayer(QObject):
             "annotate.next": lambda: self.jump(1),
             "annotate.previous": lambda: self.jump(-1),
             "annotate.notes": self.edit_notes,
+            "annotate.show_labels": self._show_labels_toggled,
         })
         on_window = create_actions(self.window, {
             "annotate.undo": self.undo_stack.undo,
@@ -232,6 +239,10 @@ class AnnotationLayer(QObject):
         click = on_window["annotate.click_mode"]
         click.setCheckable(True)
         click.setChecked(self.settings.value("annotate/click_mode", False, type=bool))
+        show = on_chart["annotate.show_labels"]
+        show.setCheckable(True)
+        show.setChecked(self.settings.value("annotate/show_labels", False, type=bool))
+        self.labels.show_targets = show.isChecked()
         actions = {**on_chart, **on_window}
         for command_id, name in _ICONS.items():
             actions[command_id].setIcon(icon(name))
@@ -249,6 +260,17 @@ class AnnotationLayer(QObject):
     def click_mode(self) -> bool:
         return self.command_actions["annotate.click_mode"].isChecked()
 
+    @property
+    def labels_shown(self) -> bool:
+        return self.command_actions["annotate.show_labels"].isChecked()
+
+    def _show_labels_toggled(self, on: bool) -> None:
+        self.settings.setValue("annotate/show_labels", bool(on))
+        self.labels.set_targets_shown(on)
+        self._say("Training labels shown in the lanes: each candle's position (flat / long / "
+                  "short) and regime, as the trainer learns them" if on
+                  else "Training labels hidden (the reviewed band stays)")
+
     def _click_mode_toggled(self, on: bool) -> None:
         self.settings.setValue("annotate/click_mode", bool(on))
         self._say("Click to annotate: a click opens an entry, the next one closes it"
@@ -257,8 +279,12 @@ class AnnotationLayer(QObject):
     # -- series ----------------------------------------------------------------------------
     def _candles_changed(self, kind: str) -> None:
         if kind == "reset":
+            self.labels.reset()
             self.reload()
-        elif self.tools.pending is not None or self.tools.mark is not None:
+            return
+        if kind == "append":  # a candle closed: the trainer labels it too
+            self.labels.schedule()
+        if self.tools.pending is not None or self.tools.mark is not None:
             self._show_preview()
 
     def reload(self) -> None:
@@ -278,6 +304,7 @@ class AnnotationLayer(QObject):
         self.graphics.set_annotations(found)
         self.graphics.set_selected(self.selected)
         self._show_preview()
+        self.labels.schedule()
 
     @property
     def market(self) -> MarketKey | None:
@@ -292,6 +319,9 @@ class AnnotationLayer(QObject):
         if self.series is not None and any(isinstance(a, Trade) and a.market_key == self.market
                                            for a in change.annotations):
             self._show_overlaps()
+        if self.series is not None and any(a.market_key == self.market
+                                           for a in change.annotations):
+            self.labels.schedule()  # every timeframe of the market counts for the trainer
         mine = [a for a in change.annotations if (a.market_key, a.timeframe) == self.series]
         if not mine:
             return
@@ -324,6 +354,7 @@ class AnnotationLayer(QObject):
         for action in (*self.command_actions.values(), *self._file_actions):
             action.setEnabled(False)
         self._unsubscribe()
+        self.labels.close()
         self.store.close()
 
     # -- the tool ----------------------------------------------------------------------------
@@ -405,7 +436,7 @@ class AnnotationLayer(QObject):
         self.tools.set_mark(self.chart.candles, self.chart.cursor_index)
         self._show_preview()
         self._say("Mark set: move the cursor to the range's other end and press "
-                  "1 (uptrend), 2 (downtrend) or 3 (range)")
+                  "1 (uptrend), 2 (downtrend), 3 (range) or 4 (reviewed)")
 
     def label_range(self, label: RegionLabel) -> None:
         if not self._ready():

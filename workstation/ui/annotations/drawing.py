@@ -4,8 +4,9 @@
   for a short (the chart's up and down colours), joined by a dashed segment (solid when more
   than ``MAX_DASHED`` trades are on screen), with its P&L % beside the exit marker (green for
   a profit, red for a loss).
-- A region: a shaded band over its candles (uptrend green, downtrend red, range grey, any
-  other label violet) with its label at the top.
+- A region: a shaded band over its candles (uptrend green, downtrend red, range grey,
+  reviewed blue and fainter, beneath the others; any other label violet) with its label at
+  the top.
 - A point note: a small yellow square at its price (or the candle's close) with its notes.
 - The annotation selected in the list: a faint band over its time span.
 - While the tool works: the pending entry as a marker reading LONG / SHORT with a dashed line
@@ -19,10 +20,14 @@ colours mixed with the chart's background: the same look as a translucent band, 
 fills them on its fast path (blending a tall thin band costs time per scan line). Where
 they would only pile up, annotations become ticks in three lanes along the top of the pane
 (regions, trades, notes): trades packed tighter than a marker's width, regions narrower
-than ``MIN_BAND_PX``, point notes as packed as such trades; all lanes are one image, drawn
-over the candles in one call. A text is drawn only where there is room for it, and for at
-most ``MAX_TEXTS`` annotations per frame. A frame costs a fixed handful of draw calls
-(markers come from one sprite sheet, segments are one ``drawLines`` per colour) and
+than ``MIN_BAND_PX``, point notes as packed as such trades. Below them, what the trainer
+learns (``labels.TrainerLabels``): a thin blue band over the candles it counts as reviewed
+and, with the training labels shown, a lane of positions (flat grey, long green, short red)
+and one of regimes (uptrend green, downtrend red, range grey). All lanes are one image,
+drawn over the candles in one call (a few wide bands alone are filled as rectangles); a
+tooltip over them says what each shows. A text is drawn only where there is room for it,
+and for at most ``MAX_TEXTS`` annotations per frame. A frame costs a fixed handful of draw
+calls (markers come from one sprite sheet, segments are one ``drawLines`` per colour) and
 colours, pens and laid-out texts are made once, so panning with 10,000 annotations on
 screen costs little more than panning without them (``workstation bench
 chart-annotations``).
@@ -34,32 +39,48 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from pyqtgraph.Qt import QtCore, QtGui
+from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
 from pyqtgraph.Qt.internals import PrimitiveArray
 
 from ...annotations.editing import AnnotationTools
 from ...annotations.model import Annotation, Direction, Point, Region, RegionLabel, Trade
+from ...annotations.targets import DEFAULT_REVIEW_MARGIN
 from ...market.candles import Candles
 from ..chart.axis import axis_font
 from ..chart.candle_item import RectBatch, device_scale
 from ..chart.overlays import MARKER_SIZE, marker_sprite
 from ..chart.text import TextCache
+from .labels import LabelRuns, Runs
 
 PENDING_GROUP = "annotations.pending"
 DENSE_SPACING_PX = 8.0  # trades (and notes) closer than this on average become ticks
 MIN_BAND_PX = 4  # regions narrower than this on screen are drawn in their lane
+MAX_LANE_RECTS = 16  # a lane's bands, all wide, are filled one by one up to this many
 STRIP_PX = 6  # the height of a lane along the top of the pane
-REGION_LANE, TRADE_LANE, POINT_LANE = range(3)
+REVIEWED_PX = 3  # the reviewed band: thinner than a lane
+REGION_LANE, TRADE_LANE, POINT_LANE, REVIEWED_LANE, POSITION_LANE, REGIME_LANE = range(6)
+LANES_PX = REGIME_LANE * (STRIP_PX + 1) + STRIP_PX  # every lane, in device pixels
 TEXT_SPACING_PX = 48.0  # P&L texts are drawn while trades are at least this far apart
 MAX_TEXTS = 300
 MAX_DASHED = 64  # with more trades on screen, their segments are solid (dashing costs)
 SHADE_ALPHA = 0.19  # how much of a region's colour shows over the background
+REVIEWED_SHADE_ALPHA = 0.1  # a reviewed region's: it spans much, the regimes stand out on it
 POINT_COLOR = "#f0b90b"
 RANGE_COLOR = "#787b86"
 CUSTOM_COLOR = "#7e57c2"
-_LABEL_CODES = {RegionLabel.UPTREND.value: 0, RegionLabel.DOWNTREND.value: 1,
-                RegionLabel.RANGE.value: 2}
-_CUSTOM_CODE = 3
+REVIEWED_COLOR = "#29b6f6"
+# region codes in painting order: a reviewed region's shade lies under the others
+_LABEL_CODES = {RegionLabel.REVIEWED.value: 0, RegionLabel.UPTREND.value: 1,
+                RegionLabel.DOWNTREND.value: 2, RegionLabel.RANGE.value: 3}
+_CUSTOM_CODE = 4
+LANES_TIP = (
+    "Lanes along the top of the chart:\n"
+    "• regions too narrow to shade, trades and notes too packed to draw (ticks)\n"
+    f"• blue band: candles the trainer counts as reviewed (reviewed regions, and each trade "
+    f"± {DEFAULT_REVIEW_MARGIN} candles of its timeframe); there it learns flat, long or short")
+LABELS_TIP = ("\n• training labels (Annotate ▸ Show training labels): the position it learns "
+              "(grey flat, green long, red short) and, below, the regime (green uptrend, red "
+              "downtrend, grey range)")
 
 
 def pnl_text(pnl_pct: float) -> str:
@@ -230,6 +251,8 @@ class _Frame:
         self.left_px, self.right_px = sorted((self.sx * bounds.left() + self.dx,
                                               self.sx * bounds.right() + self.dx))
         self.width_px = self.right_px - self.left_px
+        self.first = math.floor(exposed.left()) - 1  # candles around the exposed ones
+        self.last = math.ceil(exposed.right()) + 1
 
     def coverage(self, lefts: list[np.ndarray],
                  widths: list[np.ndarray]) -> tuple[int, np.ndarray]:
@@ -265,30 +288,42 @@ class _Frame:
 
 class _Lanes:
     """Ticks in the lanes along the top of the pane, gathered during one paint and drawn as
-    one unscaled image: one draw call, however many ticks."""
+    one unscaled image: one draw call, however many ticks. A group of a few bands that are
+    all wide (the reviewed stretches when zoomed in) is filled band by band instead (cheaper
+    than an image for so few), so that a view without ticks makes no image."""
 
     def __init__(self, f: _Frame):
         self._f = f
-        self._groups: list[tuple[int, int, int, np.ndarray, np.ndarray]] = []
+        self._groups: list[tuple[int, int, QtGui.QColor, np.ndarray, np.ndarray]] = []
 
     def add(self, lane: int, color: QtGui.QColor, left: np.ndarray, width: np.ndarray,
             offset: int = 0, height: int = STRIP_PX) -> None:
         """Ticks of an opaque ``color`` over the pixels that bands ``left``, ``width`` cover,
         ``height`` rows from ``offset`` rows into ``lane``."""
-        self._groups.append((lane * (STRIP_PX + 1) + offset, height, color.rgba(), left, width))
+        self._groups.append((lane * (STRIP_PX + 1) + offset, height, color, left, width))
 
     def draw(self, p: QtGui.QPainter) -> None:
-        if not self._groups:
+        ticks = []
+        for group in self._groups:
+            top, height, color, left, width = group
+            if len(left) > MAX_LANE_RECTS or width.min() < MIN_BAND_PX:
+                ticks.append(group)
+                continue
+            y = round(self._f.top) + top
+            for x, w in zip(left.tolist(), width.tolist()):
+                p.fillRect(int(x), y, int(w), height, color)
+        if not ticks:
             return
-        origin, covered = self._f.coverage([g[3] for g in self._groups],
-                                           [g[4] for g in self._groups])
-        rows = max(top + height for top, height, *_ in self._groups)
+        origin, covered = self._f.coverage([g[3] for g in ticks], [g[4] for g in ticks])
+        first = min(top for top, *_ in ticks)  # the image starts at the first row used
+        rows = max(top + height for top, height, *_ in ticks) - first
         pixels = np.zeros((rows, covered.shape[1]), dtype=np.uint32)
-        for (top, height, rgba, _, _), cover in zip(self._groups, covered):
-            pixels[top: top + height] = np.where(cover, np.uint32(rgba), pixels[top])
+        for (top, height, color, _, _), cover in zip(ticks, covered):
+            top -= first
+            pixels[top: top + height] = np.where(cover, np.uint32(color.rgba()), pixels[top])
         image = QtGui.QImage(pixels.data, pixels.shape[1], rows, pixels.shape[1] * 4,
                              QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-        p.drawImage(QtCore.QPointF(origin, self._f.top), image)
+        p.drawImage(QtCore.QPointF(origin, self._f.top + first), image)
 
 
 _SPRITES = ((True, True), (False, True), (True, False), (False, False))
@@ -301,9 +336,13 @@ class _Style:
     def __init__(self, colors):
         self.colors = colors
         self.up, self.down = pg.mkColor(colors.up), pg.mkColor(colors.down)
-        self.palette = (self.up, self.down, pg.mkColor(RANGE_COLOR), pg.mkColor(CUSTOM_COLOR))
-        """Colours of uptrend, downtrend, range and custom regions."""
-        self.shades = tuple(mixed(c, colors.background, SHADE_ALPHA) for c in self.palette)
+        grey, self.reviewed = pg.mkColor(RANGE_COLOR), pg.mkColor(REVIEWED_COLOR)
+        self.palette = (self.reviewed, self.up, self.down, grey, pg.mkColor(CUSTOM_COLOR))
+        """Colours of reviewed, uptrend, downtrend, range and custom regions."""
+        self.shades = tuple(mixed(c, colors.background, REVIEWED_SHADE_ALPHA if code == 0
+                                  else SHADE_ALPHA) for code, c in enumerate(self.palette))
+        self.positions = (grey, self.up, self.down)  # flat, long, short
+        self.regimes = (self.up, self.down, grey)  # uptrend, downtrend, range
         self.selection = mixed(colors.cursor_band, colors.background, 1.0)
         self.point = pg.mkColor(POINT_COLOR)
         self.pens: dict[tuple[bool, bool], QtGui.QPen] = {}  # (long?, dashed?) -> pen
@@ -333,6 +372,7 @@ class AnnotationGraphics:
         self.regions = _Columns(start_ts=np.int64, end_ts=np.int64, code=np.int8, label=object)
         self.points = _Columns(ts=np.int64, price=np.float64, text=object)
         self.selected: Annotation | None = None
+        self.labels: LabelRuns | None = None
         self._text = TextCache(axis_font())
         self._style_now: _Style | None = None
         self._rects = RectBatch()
@@ -343,6 +383,7 @@ class AnnotationGraphics:
         view = chart.price_view
         self.shades = _PaneItem(view, self._paint_shades, chart.price_grid.zValue() - 0.5)
         self.marks = _PaneItem(view, self._paint_marks, chart.overlays.item.zValue() - 0.5)
+        self.legend = _LaneLegend(chart)
 
     # -- content ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -353,8 +394,8 @@ class AnnotationGraphics:
         self.marks.update()
 
     def set_visible(self, visible: bool) -> None:
-        self.shades.setVisible(visible)
-        self.marks.setVisible(visible)
+        for item in (self.shades, self.marks, self.legend):
+            item.setVisible(visible)
 
     def set_annotations(self, annotations: list[Annotation]) -> None:
         """Show exactly these annotations."""
@@ -385,6 +426,16 @@ class AnnotationGraphics:
         if ann != self.selected:
             self.selected = ann
             self.update()
+
+    def set_labels(self, labels: LabelRuns | None) -> None:
+        """Show the trainer's labels (``labels.TrainerLabels``) in the lanes."""
+        self.labels = labels
+        tip = LANES_TIP + (LABELS_TIP if labels is not None and labels.position is not None
+                           else "")
+        if labels is not None and labels.problem:
+            tip += f"\n\nNothing is labelled: {labels.problem}"
+        self.legend.setToolTip(tip)
+        self.marks.update()
 
     def _has(self, ann_id: str) -> bool:
         return any(ann_id in t for t in (self.trades, self.regions, self.points))
@@ -458,7 +509,7 @@ class AnnotationGraphics:
         p.restore()
 
     def _paint_marks(self, p, exposed, bounds) -> None:
-        if not len(self):
+        if not len(self) and self.labels is None:
             return
         f = self._frame(p, exposed, bounds)
         if f is None:
@@ -479,6 +530,8 @@ class AnnotationGraphics:
             self._paint_trades(p, f, style, lanes)
         if len(self.points):
             self._paint_points(p, f, style, lanes)
+        if self.labels is not None and self.labels.fits(f.candles.ts):
+            self._paint_trainer_lanes(f, style, self.labels, lanes)
         lanes.draw(p)
         if len(self.regions):
             self._paint_region_labels(p, f, style)
@@ -495,6 +548,28 @@ class AnnotationGraphics:
                 continue
             p.setPen(style.palette[codes[i]])
             self._text.draw(p, max(left[i], 0.0) + 4, f.top + 4, text)
+
+    def _paint_trainer_lanes(self, f: _Frame, style: _Style, labels: LabelRuns,
+                            lanes: _Lanes) -> None:
+        """The trainer's labels of the exposed candles in their lanes."""
+        first, last = f.first, min(f.last, labels.candles - 1)
+        shown: list[tuple[int, Runs | None, tuple, int]] = [
+            (REVIEWED_LANE, labels.reviewed, (style.reviewed,), REVIEWED_PX),
+            (POSITION_LANE, labels.position, style.positions, STRIP_PX),
+            (REGIME_LANE, labels.regime, style.regimes, STRIP_PX)]
+        for lane, runs, colors, height in shown:
+            if runs is None:
+                continue
+            seen = runs.between(first, last)
+            if not len(seen):
+                continue
+            left, width = f.band(seen.start, seen.stop)
+            if len(colors) == 1:
+                lanes.add(lane, colors[0], left, width, height=height)
+                continue
+            for code in np.unique(seen.code).tolist():
+                sel = seen.code == code
+                lanes.add(lane, colors[code], left[sel], width[sel], height=height)
 
     def _paint_trades(self, p, f: _Frame, style: _Style, lanes: _Lanes) -> None:
         t = self.trades
@@ -588,6 +663,27 @@ class AnnotationGraphics:
                     self._text.draw(p, x[i] + 6, y[i] - 4 - ascent, texts[i])
 
 
+class _LaneLegend(QtWidgets.QGraphicsRectItem):
+    """An invisible strip over the lanes, on the top edge of the price pane, whose tooltip
+    says what each lane shows (set by ``AnnotationGraphics.set_labels``)."""
+
+    def __init__(self, chart):
+        super().__init__()
+        self._chart = chart
+        self.setFlag(self.GraphicsItemFlag.ItemHasNoContents)  # a tooltip, nothing to paint
+        self.setAcceptedMouseButtons(QtCore.Qt.MouseButton.NoButton)
+        self.setZValue(1e6)
+        self.setToolTip(LANES_TIP)
+        chart.price_view.scene().addItem(self)
+        chart.price_view.sigResized.connect(self._sync)
+        self._sync()
+
+    def _sync(self, *args) -> None:
+        pane = self._chart.price_view.sceneBoundingRect()
+        ratio = self._chart.view.devicePixelRatioF() or 1.0
+        self.setRect(QtCore.QRectF(pane.left(), pane.top(), pane.width(), LANES_PX / ratio))
+
+
 class PreviewOverlays:
     """The tool's work in progress (pending entry, mark) as chart overlays, redrawn when the
     cursor moves."""
@@ -620,7 +716,7 @@ class PreviewOverlays:
             band = QtGui.QColor(pg.mkColor(colors.cursor))
             band.setAlpha(40)
             overlays.add_range(lo - half, hi + half - 1, band, "mark → cursor: 1 up, 2 down, "
-                               "3 range", group=PENDING_GROUP)
+                               "3 range, 4 reviewed", group=PENDING_GROUP)
 
     def clear(self) -> None:
         self._chart.overlays.clear(PENDING_GROUP)

@@ -2,7 +2,8 @@
 
 Keyboard: ``L``/``S`` open a pending long/short entry at the cursor candle's close, ``X`` (or
 Enter) closes it; ``Esc`` cancels; ``M`` sets a mark and ``1``/``2``/``3`` label the candles from
-the mark to the cursor as an uptrend / downtrend / range.
+the mark to the cursor as an uptrend / downtrend / range, ``4`` as reviewed (the trader looked
+at them: those without a trade train as flat). ``T`` shows the trainer's labels in the lanes.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("annotate.cancel", "Cancel entry / mark", ("Esc",), ANNOTATE,
             "Drop the open entry (or the mark) without saving anything"),
     Command("annotate.mark", "Set mark at cursor", ("M",), ANNOTATE,
-            "Start a range at the cursor candle; 1 / 2 / 3 label it"),
+            "Start a range at the cursor candle; 1 / 2 / 3 / 4 label it"),
     Command("annotate.uptrend", "Label mark…cursor as uptrend", ("1",), ANNOTATE),
     Command("annotate.downtrend", "Label mark…cursor as downtrend", ("2",), ANNOTATE),
     Command("annotate.range", "Label mark…cursor as range", ("3",), ANNOTATE),
+    Command("annotate.reviewed", "Label mark…cursor as reviewed", ("4",), ANNOTATE,
+            "Say you looked at these candles: those without a trade train as flat"),
     Command("annotate.delete", "Delete annotation under cursor", ("Del", "Backspace"), ANNOTATE),
     Command("annotate.next", "Next annotation", ("N",), ANNOTATE,
             "Move the cursor to the next annotation's start"),
@@ -35,6 +38,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("annotate.undo", "Undo", ("Ctrl+Z",), ANNOTATE, "Undo the last annotation change"),
     Command("annotate.redo", "Redo", ("Ctrl+Shift+Z", "Ctrl+Y"), ANNOTATE,
             "Redo the annotation change undone last"),
+    Command("annotate.show_labels", "Show training labels", ("T",), ANNOTATE,
+            "Show in the lanes what the trainer learns here: position and regime per candle"),
     Command("annotate.click_mode", "Click to annotate", (), ANNOTATE,
             "Clicks on the chart open and close trades (first click entry, second exit)"),
     Command("annotate.export", "Export annotations…", (), ANNOTATE,
@@ -46,4 +51,5 @@ register(*COMMANDS)
 
 REGION_KEYS = {"annotate.uptrend": RegionLabel.UPTREND,
                "annotate.downtrend": RegionLabel.DOWNTREND,
-               "annotate.range": RegionLabel.RANGE}
+               "annotate.range": RegionLabel.RANGE,
+               "annotate.reviewed": RegionLabel.REVIEWED}

@@ -1,5 +1,6 @@
 """Overlays other features draw on the price pane: markers, segments, text labels, shaded time
-ranges and a translucent "ghost" candle (a predicted next candle).
+ranges, a translucent "ghost" candle (a predicted next candle) and a badge (a boxed text in
+the pane's top right corner, below the annotation lanes, e.g. a suggested position).
 
 Overlays are placed by time (epoch ms) and price, and belong to a ``group`` (a string), so a
 feature can redraw its own overlays with ``clear(group)`` and leave the others alone. Each
@@ -31,6 +32,8 @@ from .candle_item import RectBatch, ViewSizedItem, device_scale
 DEFAULT_GROUP = "default"
 MARKER_SIZE = 11  # px, width of a marker triangle
 MAX_TEXTS = 300  # texts drawn per frame at most; denser views show the markers only
+BADGE_TOP_PX = 48  # the badge's distance from the pane's top: under the annotation lanes
+BADGE_MARGIN_PX = 8  # from the pane's right edge
 _UP_COLOR = "#2962ff"
 _DOWN_COLOR = "#ff6d00"
 
@@ -104,6 +107,13 @@ class TimeRange:
     ts1: int
     color: QtGui.QColor
     label: str | None
+    group: str
+
+
+@dataclass(frozen=True)
+class Badge:
+    text: str
+    color: QtGui.QColor
     group: str
 
 
@@ -230,6 +240,8 @@ class OverlayItem(ViewSizedItem):
             self._paint_markers(p, o.markers.columns(), t_lo, t_hi, sx, dx, sy, dy)
         if len(o.labels):
             self._paint_labels(p, o.labels.columns(), t_lo, t_hi, sx, dx, sy, dy)
+        if o.badge is not None:
+            self._paint_badge(p, o.badge, max(sx * r.left() + dx, sx * r.right() + dx), top)
         p.restore()
 
     @staticmethod
@@ -303,6 +315,19 @@ class OverlayItem(ViewSizedItem):
         p.setBrush(fill)
         p.drawRect(QtCore.QRectF(cx - half + 0.5, top + 0.5, 2 * half, height))
 
+    def _paint_badge(self, p, badge: Badge, right: float, top: float) -> None:
+        """``badge``'s text and frame in its colour on a dark box of it, at the pane's top
+        right corner."""
+        w = self._metrics.horizontalAdvance(badge.text) + 12
+        h = self._metrics.height() + 6
+        box = QtCore.QRectF(round(right) - BADGE_MARGIN_PX - w, round(top) + BADGE_TOP_PX,
+                            round(w), round(h))
+        fill = badge.color.darker(300)  # opaque: the candles behind do not blur the text
+        p.setPen(QtGui.QPen(badge.color, 1))
+        p.setBrush(fill)
+        p.drawRect(box)
+        p.setFont(self._font)
+        p.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, badge.text)
 
     def _paint_markers(self, p, cols, t_lo, t_hi, sx, dx, sy, dy) -> None:
         win = self._window(cols, t_lo, t_hi)
@@ -375,6 +400,7 @@ class ChartOverlays:
         self.labels = _Table("ts")
         self.ranges = _Table("ts0")
         self.ghost: Ghost | None = None
+        self.badge: Badge | None = None
         self.item = OverlayItem(self, view_model)
         self.item.setVisible(False)
         self._handles = itertools.count(1)
@@ -384,7 +410,8 @@ class ChartOverlays:
 
     def _changed(self) -> None:
         """Repaint; an overlay layer with nothing to draw is hidden, so frames skip it."""
-        self.item.setVisible(self.ghost is not None or any(len(t) for t in self._tables()))
+        self.item.setVisible(self.ghost is not None or self.badge is not None
+                             or any(len(t) for t in self._tables()))
         self.item.update()
 
     def _add(self, table: _Table, record) -> int:
@@ -431,6 +458,12 @@ class ChartOverlays:
             self.ghost = None
             self._changed()
 
+    def set_badge(self, text: str, color, group: str = DEFAULT_GROUP) -> None:
+        """Show ``text`` boxed in ``color`` at the pane's top right corner (one badge: it
+        replaces the previous one, and goes with ``clear`` of its group)."""
+        self.badge = Badge(str(text), _color(color), group)
+        self._changed()
+
     def remove(self, handle: int) -> bool:
         """Remove one overlay; False if the handle is unknown (already removed)."""
         for table in self._tables():
@@ -445,6 +478,9 @@ class ChartOverlays:
         removed = sum(table.clear(group) for table in self._tables())
         if group is None and self.ghost is not None:
             self.ghost = None
+            removed += 1
+        if self.badge is not None and group in (None, self.badge.group):
+            self.badge = None
             removed += 1
         if removed:
             self._changed()

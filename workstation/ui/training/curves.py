@@ -1,8 +1,9 @@
 """Training and live curves (pyqtgraph) and the numbers beside them.
 
 Training: loss (train per logged batch, raw and smoothed; validation per epoch), candle and
-trend accuracy (train and validation) each beside its majority-class baseline drawn as a
-dashed line, learning rate, and samples per second, all against the optimizer step.
+trend accuracy (train and validation) each beside its best baseline (on validation the best
+of majority, volatility, logistic and persistence, named on the line) drawn as a dashed line,
+learning rate, and samples per second, all against the optimizer step.
 Live: per-candle loss and the running candle and trend accuracy of matured predictions,
 against the candle count.
 
@@ -78,27 +79,30 @@ class Series:
 
 
 class Baseline:
-    """A majority-class baseline: a dashed horizontal line, hidden while unknown."""
+    """The best baseline of one split (``split``): a dashed horizontal line labelled with the
+    baseline's name and accuracy, hidden while unknown."""
 
-    def __init__(self, plot: pg.PlotItem, color: str, name: str, *, label_below: bool = False):
-        self.name = name
+    def __init__(self, plot: pg.PlotItem, color: str, split: str, *,
+                 label_below: bool = False):
+        self.split = split
+        self.name: str | None = None
         self.value: float | None = None
         anchor = (1, 0) if label_below else (1, 1)
         self.line = pg.InfiniteLine(angle=0, movable=False,
                                     pen=pg.mkPen(color, width=1, style=Qt.DashLine),
-                                    label=name, labelOpts={"position": 0.98, "color": color,
+                                    label=split, labelOpts={"position": 0.98, "color": color,
                                                            "anchors": [anchor, anchor]})
         self.line.setVisible(False)
         plot.addItem(self.line, ignoreBounds=True)
 
-    def set(self, value: float | None) -> None:
-        if value == self.value:
+    def set(self, value: float | None, name: str | None = "majority") -> None:
+        if (value, name) == (self.value, self.name):
             return
-        self.value = value
+        self.value, self.name = value, name
         if value is None:
             self.line.setVisible(False)
         else:
-            text = f"{self.name} {value * 100:.1f}%"
+            text = f"{name} ({self.split}) {value * 100:.1f}%"
             self.line.label.setFormat(text)
             self.line.label.setText(text)
             self.line.setValue(value * 100.0)
@@ -136,8 +140,8 @@ class TrainingCurves(QWidget):
         for head, plot in (("candle", self.candle_plot), ("trend", self.trend_plot)):
             self._line(plot, f"{head}_train", "train", _COLORS["train"], 1)
             self._line(plot, f"{head}_val", "validation", _COLORS["val"], 2, symbol="o")
-            self.baselines[f"{head}_train"] = Baseline(plot, _COLORS["train"], "majority (train)")
-            self.baselines[f"{head}_val"] = Baseline(plot, _COLORS["val"], "majority (val)",
+            self.baselines[f"{head}_train"] = Baseline(plot, _COLORS["train"], "train")
+            self.baselines[f"{head}_val"] = Baseline(plot, _COLORS["val"], "val",
                                                      label_below=True)
         self.lr_plot = self._plot(train, 2, 0, "Learning rate")
         self._line(self.lr_plot, "lr", "lr", _COLORS["lr"], 2)
@@ -151,9 +155,9 @@ class TrainingCurves(QWidget):
         self._line(self.live_acc_plot, "live_candle_acc", "candle", _COLORS["train"], 2)
         self._line(self.live_acc_plot, "live_trend_acc", "trend", _COLORS["trend"], 2)
         self.baselines["live_candle"] = Baseline(self.live_acc_plot, _COLORS["train"],
-                                                 "majority (candle)")
+                                                 "candle")
         self.baselines["live_trend"] = Baseline(self.live_acc_plot, _COLORS["trend"],
-                                                "majority (trend)", label_below=True)
+                                                "trend", label_below=True)
         self.tabs.currentChanged.connect(self.redraw)
         self._smooth: float | None = None
         self._smooth_n = 0
@@ -210,15 +214,15 @@ class TrainingCurves(QWidget):
                 s["trend_train"].add(x, _percent(m.accuracy("trend")))
                 s["lr"].add(x, event.lr)
                 s["samples_per_s"].add(x, event.samples_per_s)
-                self.baselines["candle_train"].set(_best_baseline(m, "candle"))
-                self.baselines["trend_train"].set(_best_baseline(m, "trend"))
+                self.baselines["candle_train"].set(*_best_baseline(m, "candle"))
+                self.baselines["trend_train"].set(*_best_baseline(m, "trend"))
             elif isinstance(event, EpochEnd):
                 v, x = event.val, event.step
                 s["loss_val"].add(x, v.loss)
                 s["candle_val"].add(x, _percent(v.accuracy("candle")))
                 s["trend_val"].add(x, _percent(v.accuracy("trend")))
-                self.baselines["candle_val"].set(_best_baseline(v, "candle"))
-                self.baselines["trend_val"].set(_best_baseline(v, "trend"))
+                self.baselines["candle_val"].set(*_best_baseline(v, "candle"))
+                self.baselines["trend_val"].set(*_best_baseline(v, "trend"))
         self.redraw()
 
     def _smoothed(self, loss: float | None) -> float | None:
@@ -286,9 +290,12 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else value * 100.0
 
 
-def _best_baseline(metrics, head: str) -> float | None:
+def _best_baseline(metrics, head: str) -> tuple[float | None, str | None]:
+    """The accuracy and the name of ``head``'s best baseline in ``metrics``."""
     score = metrics.heads.get(head)
-    return score.best_baseline_accuracy if score is not None else None
+    if score is None:
+        return None, None
+    return score.best_baseline_accuracy, score.best_baseline
 
 
 class MetricReadout(QWidget):

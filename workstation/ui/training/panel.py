@@ -1,11 +1,15 @@
-"""The training dock: settings, commands, state, curves, gauges and live predictions.
+"""The training dock: settings, commands, state, curves, gauges, live predictions, the
+validation confusion matrices and the walk-forward evaluation.
 
 State is always one of ``STATES`` and shown in words with what it is doing:
 
 - ``preparing``: the device warms up (at startup), or a run builds its data and model;
 - ``training``: a ``Trainer`` runs on the worker thread;
 - ``live``: each closed candle goes to an ``OnlineLearner`` on the worker thread (with or
-  without per-candle training); its predictions are drawn on the chart;
+  without per-candle training); its predictions are drawn on the chart, the suggested
+  position among them;
+- ``evaluating``: a walk-forward evaluation (``ml.evaluation``) runs on the worker thread,
+  its folds and verdicts filling the Evaluation tab;
 - ``stopping``: a stop was asked for; the worker ends at its next safe point and saves;
 - ``failed``: the last run ended on an error, shown with its traceback (also in the log);
 - ``idle``: nothing runs.
@@ -49,8 +53,10 @@ from ...ml.events import (
     BatchEnd,
     CheckpointSaved,
     EpochEnd,
+    EvaluationFinished,
     Failed,
     Finished,
+    FoldScored,
     LiveEnded,
     LiveReady,
     LiveSaved,
@@ -63,13 +69,18 @@ from ...paths import AppPaths
 from ..live_data import LiveData
 from ..resources import icon
 from ..shortcuts import Command, create_actions, register
+from .confusion import ConfusionMatrices
 from .curves import MetricReadout, TrainingCurves, fmt, pct
 from .device_warmup import DeviceWarmup
+from .evaluation_view import EvaluationView
 from .gauges import DeviceGauges
-from .prediction_overlay import PredictionOverlay
+from .prediction_overlay import PredictionOverlay, position_text
 from .worker import (
+    EvaluationJob,
+    EvaluationWorker,
     LiveWorker,
     ProgressRelay,
+    StoppedEvaluation,
     TrainingJob,
     TrainingWorker,
     WorkerThread,
@@ -77,10 +88,11 @@ from .worker import (
 )
 
 log = logging.getLogger(__name__)
-STATES = ("idle", "preparing", "training", "live", "stopping", "failed")
+STATES = ("idle", "preparing", "training", "live", "evaluating", "stopping", "failed")
 WARMUP_DELAY_MS = 400  # after the window has shown (torch import would slow its start)
 _STATE_COLORS = {"idle": "#b2b5be", "preparing": "#f5a623", "training": "#26a69a",
-                 "live": "#42a5f5", "stopping": "#f5a623", "failed": "#ef5350"}
+                 "live": "#42a5f5", "evaluating": "#ab47bc", "stopping": "#f5a623",
+                 "failed": "#ef5350"}
 
 TRAIN = "Training"
 COMMANDS: tuple[Command, ...] = (
@@ -98,11 +110,15 @@ COMMANDS: tuple[Command, ...] = (
             "Continue the latest run from its checkpoint"),
     Command("train.clear", "Clear checkpoints…", (), TRAIN,
             "Delete every saved checkpoint (asks first; stops a running run)"),
+    Command("train.evaluate", "Run / stop walk-forward evaluation", ("F7",), TRAIN,
+            "Train and test fold after fold on the closed candles on screen, every head "
+            "beside its baselines (again: stop)"),
 )
 register(*COMMANDS)
 _ICONS = {"train.start": "start", "train.live": "live", "train.live_train": "live_train",
           "train.stop": "stop", "train.restart": "restart", "train.resume": "resume",
-          "train.clear": "clear"}
+          "train.clear": "clear", "train.evaluate": "start"}
+_IN_EVALUATION_TAB = "train.evaluate"  # its button is on the Evaluation tab
 
 
 def _size_text(n_bytes: int) -> str:
@@ -247,6 +263,7 @@ class TrainingDock(QDockWidget):
         self._live_mode = ""
         self._live_steps = 0
         self._coalesced = 0
+        self._evaluating = False
         self._generation = 0  # counts series shown; live results carry the one they are of
         self.relay = ProgressRelay(self)
         self.relay.delivered.connect(self._on_delivered)
@@ -259,6 +276,7 @@ class TrainingDock(QDockWidget):
             "train.restart": self.restart_run,
             "train.resume": self.resume,
             "train.clear": self.clear_checkpoints,
+            "train.evaluate": self.toggle_evaluation,
         }, context=Qt.WindowShortcut)
         for command_id, action in self.command_actions.items():
             action.setIcon(icon(_ICONS[command_id]))
@@ -302,8 +320,9 @@ class TrainingDock(QDockWidget):
         outer.addWidget(self.detail_label)
         outer.addWidget(self.run_label)
         grid = QGridLayout()
-        self.buttons: dict[str, QToolButton] = {}
-        for i, command in enumerate(COMMANDS):
+        self.evaluation = EvaluationView()
+        self.buttons: dict[str, QToolButton] = {_IN_EVALUATION_TAB: self.evaluation.run_button}
+        for i, command in enumerate(c for c in COMMANDS if c.id != _IN_EVALUATION_TAB):
             button = QToolButton()
             button.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
             button.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
@@ -336,6 +355,9 @@ class TrainingDock(QDockWidget):
         scroll.setWidgetResizable(True)
         scroll.setWidget(top)
         self.curves = TrainingCurves()
+        self.confusion = ConfusionMatrices()
+        self.curves.tabs.addTab(self.confusion, "Confusion")
+        self.curves.tabs.addTab(self.evaluation, "Evaluation")
         splitter = QSplitter(Qt.Vertical)
         splitter.addWidget(scroll)
         splitter.addWidget(self.curves)
@@ -353,7 +375,8 @@ class TrainingDock(QDockWidget):
             self.detail_label.setText(detail)
             return
         self._show_state()
-        active = state in ("preparing", "training", "live", "stopping") and self.busy
+        active = state in ("preparing", "training", "live", "evaluating", "stopping") \
+            and self.busy
         if active and not self.gauges.active:
             self.gauges.start()
         elif not active and self.gauges.active:
@@ -377,10 +400,12 @@ class TrainingDock(QDockWidget):
             "train.restart": ready and self.state != "stopping",
             "train.resume": ready and idle,
             "train.clear": ready and self.state != "stopping",
+            "train.evaluate": ready and (idle or self.state == "evaluating"),
         }
         for command_id, action in self.command_actions.items():
             action.setEnabled(enabled[command_id])
         self.settings.setEnabled(ready and idle)
+        self.evaluation.set_settings_enabled(ready and idle)
 
     @property
     def busy(self) -> bool:
@@ -453,6 +478,13 @@ class TrainingDock(QDockWidget):
         """Predict each closed candle and train one step on each."""
         if self._can_start():
             self._start_live(train=True)
+
+    def toggle_evaluation(self) -> None:
+        """Start a walk-forward evaluation, or stop the one that runs."""
+        if self.state == "evaluating":
+            self.stop()
+        elif self._can_start():
+            self._start_evaluation()
 
     def stop(self) -> None:
         """Ask the worker to stop at its next safe point (it saves before it ends)."""
@@ -531,13 +563,13 @@ class TrainingDock(QDockWidget):
             return None
         return snapshot
 
-    def _begin(self, worker, detail: str) -> None:
+    def _begin(self, worker, detail: str, state: str = "preparing") -> None:
         self.error_box.hide()
         self.last_error = None
         self.events_seen.clear()
         self._runner = WorkerThread(worker, "training worker")
         self._runner.finished.connect(self._worker_finished)
-        self._set_state("preparing", detail)
+        self._set_state(state, detail)
         self._runner.start()
 
     def _start_training(self, resume_run: str | None) -> None:
@@ -558,6 +590,7 @@ class TrainingDock(QDockWidget):
         self._show_run()
         self.curves.reset()
         self.readout.reset(s.epochs.value())
+        self.confusion.reset()
         what = "resuming" if resume_run else "new run"
         self._begin(TrainingWorker(job, self.relay),
                     f"{what}: preparing {len(snapshot):,} candles of {key.provenance} on "
@@ -590,6 +623,27 @@ class TrainingDock(QDockWidget):
                     f"live{' + per-candle training' if train else ''}: loading {model} on "
                     f"{s.device_spec()}")
 
+    def _start_evaluation(self) -> None:
+        snapshot = self._closed_candles()
+        if snapshot is None:
+            return
+        key = self.live_data.key
+        s, folds = self.settings, self.evaluation.folds.value()
+        request = TrainingRequest(preset=s.preset.currentText(),
+                                  model_overrides=s.model_overrides(),
+                                  train_overrides=dict(s.train_overrides(),
+                                                       epochs=self.evaluation.epochs.value()),
+                                  device=s.device_spec())
+        job = EvaluationJob(request, snapshot, key, folds, self.paths.annotations_db)
+        self.provenance = key.provenance
+        self._show_run()
+        self.evaluation.start(folds)
+        self.curves.tabs.setCurrentWidget(self.evaluation)
+        self._evaluating = True
+        self._begin(EvaluationWorker(job, self.relay),
+                    f"walk-forward evaluation: {folds} folds of {len(snapshot):,} candles of "
+                    f"{key.provenance} on {s.device_spec()}", state="evaluating")
+
     def _live_source_run(self) -> str | None:
         return self._store().newest_with_checkpoint(self.current_run_id)
 
@@ -615,6 +669,9 @@ class TrainingDock(QDockWidget):
     # -- worker -> GUI ------------------------------------------------------------------------
     @Slot(list)
     def _on_delivered(self, items: list) -> None:
+        if self._evaluating:
+            self._evaluation_delivered(items)
+            return
         training = []
         for item in items:
             self.events_seen[type(item).__name__] += 1
@@ -622,6 +679,8 @@ class TrainingDock(QDockWidget):
                 case RunStarted() | BatchEnd() | EpochEnd():
                     training.append(item)
                     self._progress(item)
+                    if isinstance(item, EpochEnd):
+                        self.confusion.show_epoch(item)
                 case CheckpointSaved():
                     log.info("checkpoint (%s) of run %s: %s", item.reason, item.run_id,
                              item.path)
@@ -635,6 +694,15 @@ class TrainingDock(QDockWidget):
         if training:
             self.readout.add_events(training)
             self.curves.add_events(training)
+
+    def _evaluation_delivered(self, items: list) -> None:
+        """An evaluation's events: its folds' training and scores go to the Evaluation tab."""
+        self.events_seen.update(type(item).__name__ for item in items)
+        shown = [item for item in items if isinstance(
+            item, (RunStarted, BatchEnd, EpochEnd, FoldScored, EvaluationFinished))]
+        self.evaluation.add_events(shown)
+        if shown and self.state == "evaluating":
+            self._set_state("evaluating", self.evaluation.progress.text())
 
     def _progress(self, event) -> None:
         if self.state == "stopping":
@@ -683,15 +751,18 @@ class TrainingDock(QDockWidget):
         behind = (f" · fell behind: {self._coalesced} candles coalesced"
                   if self._coalesced else "")
         loss = f" · step loss {fmt(step.train.loss)}" if step.train else ""
+        p = step.prediction
         self.readout.set_live(
             f"{self._live_steps} predictions · candle {pct(a.live_candle_acc)} (majority "
             f"{pct(a.live_candle_baseline)}, n={a.live_candle_n}) · trend "
             f"{pct(a.live_trend_acc)} (majority {pct(a.live_trend_baseline)}, "
-            f"n={a.live_trend_n}){loss}{behind}")
+            f"n={a.live_trend_n}) · the chart's badge: {position_text(p)}, the position "
+            f"the trader's head would hold after this candle (regime {p.regime_label})"
+            f"{loss}{behind}")
         if self.state == "live":
-            p = step.prediction
             self._set_state("live", f"{self._live_mode} · next {p.candle_label} "
-                                    f"{p.confidence:.0%}, trend {p.trend_label}{behind}")
+                                    f"{p.confidence:.0%}, trend {p.trend_label} · "
+                                    f"{position_text(p)}{behind}")
 
     @Slot()
     def _worker_finished(self) -> None:
@@ -702,10 +773,17 @@ class TrainingDock(QDockWidget):
         self.relay.flush()
         self._runner = None
         self._live_ready = False
+        self._evaluating = False
         outcome = runner.worker.outcome
         match outcome:
             case Failed():
                 self._show_failure(outcome.message, outcome.traceback)
+            case EvaluationFinished():
+                self._set_state("idle", f"evaluation finished: {outcome.folds} folds in "
+                                        f"{outcome.elapsed_s:.0f} s (Evaluation tab)")
+            case StoppedEvaluation():
+                log.info("walk-forward evaluation: %s", outcome.message)
+                self._set_state("idle", self.evaluation.stopped())
             case Finished():
                 self._set_state("idle", f"run {outcome.run_id} {outcome.status} after "
                                         f"{outcome.step} steps · best validation loss "

@@ -2,10 +2,12 @@
 
 For the newest prediction: a ghost candle where the next candle will be, a trend arrow from
 the last close across the trend horizon (one standard deviation of the predicted return per
-candle, scaled by the square root of the horizon; flat when the trend says flat), and a label
-with the predicted direction and its confidence. When a prediction matures, the candle it was
-about gets a mark, green ✓ or red ✗: above the candle for the next-candle direction, below it
-for the trend (made ``trend_horizon`` candles earlier).
+candle, scaled by the square root of the horizon; flat when the trend says flat), a label
+with the predicted direction and its confidence, and in the pane's top right corner a badge
+with the position the model suggests holding once the newest candle has closed (what it
+learned from the trader's marks: flat, long or short) and its probability. When a prediction
+matures, the candle it was about gets a mark, green ✓ or red ✗: above the candle for the
+next-candle direction, below it for the trend (made ``trend_horizon`` candles earlier).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ MARKS = "prediction.marks"
 MAX_MARKS = 400  # the oldest marks are removed beyond this
 _BPS = 1e-4
 _DIRECTION_COLORS = {"up": "#26a69a", "down": "#ef5350", "flat": "#9e9e9e"}
+_POSITION_COLORS = {"long": "#26a69a", "short": "#ef5350", "flat": "#9e9e9e"}
 _RIGHT, _WRONG = "#00c853", "#ff1744"
 
 
@@ -31,6 +34,7 @@ class PredictionOverlay:
         self._marks: deque[int] = deque()
         self.right = 0
         self.wrong = 0
+        self.prediction = None  # the newest one shown
 
     @property
     def overlays(self):
@@ -60,6 +64,8 @@ class PredictionOverlay:
                          f"trend {trend_p:.0%}", group=CURRENT)
         o.add_label(g.ts, g.high, f"next {p.candle_label} {p.confidence:.0%}",
                     _DIRECTION_COLORS[p.candle_label], group=CURRENT)
+        o.set_badge(position_text(p), _POSITION_COLORS[p.position_label], group=CURRENT)
+        self.prediction = p
 
     def _mark(self, outcome) -> None:
         candles = self.live_data.candles
@@ -84,8 +90,13 @@ class PredictionOverlay:
 
     def clear(self) -> None:
         """Remove every prediction overlay (live mode ended or the series changed)."""
+        self.prediction = None
         self.overlays.clear(CURRENT)
         self.overlays.clear(MARKS)
         self.overlays.clear_ghost()
         self._marks.clear()
 
+
+def position_text(p) -> str:
+    """The badge of prediction ``p``: ``"suggested LONG 72%"``."""
+    return f"suggested {p.position_label.upper()} {p.position_confidence:.0%}"

@@ -19,6 +19,8 @@ progress back.
   ``threading.Event``, checked within one batch).
 - ``LiveWorker``: runs an ``ml.live.LiveSession`` on its thread, which owns windowing,
   coalescing, resets and prediction maturation; the GUI offers it the newest candles.
+- ``EvaluationWorker``: runs the walk-forward evaluation of ``ml.evaluation`` on the data
+  ``ml.job`` makes (as ``workstation evaluate`` does); stop with ``stop`` too.
 
 Slots that receive signals from a worker thread are QObject methods: PySide6 runs a lambda or
 plain function slot in the emitting thread.
@@ -40,7 +42,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, S
 
 from ...errors import WorkstationError
 from ...market.series import SeriesKey
-from ...ml.events import Failed
+from ...ml.events import EvaluationFinished, Failed
 from ...ml.job import TrainingRequest
 from ...ml.live import CandleSnapshot, LiveJob, LiveSession
 
@@ -222,6 +224,61 @@ class TrainingWorker(ThreadWorker):
                       message, tb)
             self.outcome = Failed(job.run_id, message, tb, 0, 0, None)
             self.relay.put(self.outcome)
+
+
+@dataclass(frozen=True)
+class EvaluationJob:
+    """A walk-forward evaluation of ``folds`` folds on the closed candles of ``series``, each
+    fold trained as ``request`` says (its ``epochs`` per fold)."""
+
+    request: TrainingRequest
+    candles: CandleSnapshot
+    series: SeriesKey
+    folds: int
+    annotations_db: Path | None = None
+
+
+@dataclass(frozen=True)
+class StoppedEvaluation:
+    """An evaluation that ended at a stop before it scored every fold."""
+
+    message: str
+
+
+class EvaluationWorker(ThreadWorker):
+    """Plans the run, makes its data (``ml.job``) and evaluates it (``ml.evaluation``) on the
+    worker thread; every event (the folds' training events, ``FoldScored``,
+    ``EvaluationFinished``) goes to ``relay``. ``outcome`` is the ``EvaluationFinished``, a
+    ``StoppedEvaluation`` or a ``Failed`` once ``work()`` has returned."""
+
+    def __init__(self, job: EvaluationJob, relay: ProgressRelay):
+        super().__init__()
+        self.job = job
+        self.relay = relay
+        self.stop = threading.Event()
+        self.outcome: EvaluationFinished | StoppedEvaluation | Failed | None = None
+
+    def work(self) -> None:
+        from ...ml import job as training
+        from ...ml.evaluation import EvaluationStopped, evaluate
+
+        job = self.job
+        try:
+            plan = training.plan(job.request, None)
+            data, _ = training.training_data(plan, job.candles.candles(), job.series,
+                                             annotations_db=job.annotations_db)
+            self.outcome = evaluate(data, plan.model_config, plan.train_config,
+                                    folds=job.folds, device=plan.device,
+                                    provenance=job.series.provenance, on_event=self.relay.put,
+                                    stop=self.stop)
+        except EvaluationStopped as exc:
+            self.outcome = StoppedEvaluation(str(exc))
+        except Exception as exc:  # noqa: BLE001 - every error ends the evaluation as failed
+            tb = "".join(traceback.format_exception(exc))
+            message = str(exc) if isinstance(exc, WorkstationError) else \
+                f"{type(exc).__name__}: {exc}"
+            log.error("walk-forward evaluation failed: %s\n%s", message, tb)
+            self.outcome = Failed("evaluation", message, tb, 0, 0, None)
 
 
 class LiveWorker(ThreadWorker):

@@ -1,0 +1,177 @@
+"""The Evaluation tab of the training dock: walk-forward evaluation of the panel's settings.
+
+Its settings are the folds (test spans, oldest first) and the epochs each fold trains; the
+run / stop command is the dock's (``train.evaluate``). While it runs it says in words which
+fold trains and how far it is; each ``FoldScored`` adds a row per class head, and
+``EvaluationFinished`` the pooled rows ("all"): accuracy, the best baseline and its accuracy,
+the margin over it with its 95 % interval, the verdict (``ml.scoring.VERDICTS``: "edge" only
+when the interval excludes 0 and the margin is worth having; without an interval: too few days)
+and the candles scored. A row's
+tooltip is the head's score in the CLI's words (``ml.scoring.describe``).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSizePolicy,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored, HeadScore, RunStarted
+from ...ml.scoring import EDGE, describe
+from ...ml.targets import CLASS_HEADS
+from .curves import NO_DATA, fmt, pct
+
+COLUMNS = ("Fold", "Head", "Accuracy", "Best baseline", "Baseline", "Margin", "95 % interval",
+           "Verdict", "n")
+DEFAULT_FOLDS = 4
+DEFAULT_EPOCHS = 3
+TOO_FEW_DAYS = "too few days"
+_EDGE_COLOR, _NO_EDGE_COLOR = QColor("#26a69a"), QColor("#9e9e9e")
+
+
+def _pp(value: float | None) -> str:
+    return NO_DATA if value is None else f"{value * 100:+.1f} pp"
+
+
+def score_cells(score: HeadScore) -> tuple[str, ...]:
+    """Accuracy, best baseline, its accuracy, margin, interval, verdict and n of ``score``."""
+    interval = NO_DATA if score.interval is None else \
+        f"[{score.interval[0] * 100:+.1f}, {score.interval[1] * 100:+.1f}] pp"
+    verdict = score.verdict or (TOO_FEW_DAYS if score.margin is not None else NO_DATA)
+    return (pct(score.accuracy), score.best_baseline or NO_DATA,
+            pct(score.best_baseline_accuracy), _pp(score.margin), interval, verdict,
+            f"{score.n:,}")
+
+
+class EvaluationView(QWidget):
+    """See the module docstring. ``run_button`` takes the dock's command; ``rows()`` gives the
+    table's texts."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.folds = QSpinBox()
+        self.folds.setRange(2, 50)
+        self.folds.setValue(DEFAULT_FOLDS)
+        self.folds.setToolTip("Test spans, oldest first: fold k trains on everything before "
+                              "span k and is tested on it")
+        self.epochs = QSpinBox()
+        self.epochs.setRange(1, 10000)
+        self.epochs.setValue(DEFAULT_EPOCHS)
+        self.epochs.setToolTip("Epochs each fold trains (the best on its own validation slice "
+                               "is the one tested)")
+        self.run_button = QToolButton()
+        self.run_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.run_button.setSizePolicy(QSizePolicy.Policy.Expanding,
+                                      QSizePolicy.Policy.Preferred)
+        self.progress = QLabel("Trains a fresh model per fold with the panel's settings on the "
+                               "closed candles on screen, and tests it on the next span")
+        self.progress.setWordWrap(True)
+        self.progress.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("evaluationTable")
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        form = QFormLayout()
+        form.addRow("Folds", self.folds)
+        form.addRow("Epochs per fold", self.epochs)
+        top = QHBoxLayout()
+        top.addLayout(form)
+        top.addWidget(self.run_button, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.table, 1)
+        self._folds = 0
+        self._fold = 0  # the fold training now, 1-based
+        self._scored = 0
+        self._epochs: int | None = None
+
+    def start(self, folds: int) -> None:
+        """A new evaluation of ``folds`` folds: the table empties."""
+        self.table.setRowCount(0)
+        self._folds, self._fold, self._scored, self._epochs = folds, 0, 0, None
+        self.progress.setText(f"preparing {folds} folds…")
+
+    def set_settings_enabled(self, enabled: bool) -> None:
+        self.folds.setEnabled(enabled)
+        self.epochs.setEnabled(enabled)
+
+    def add_events(self, events) -> None:
+        """The events of one delivery: progress, fold rows and the pooled rows."""
+        for event in events:
+            match event:
+                case RunStarted():
+                    self._fold += 1
+                    self._epochs = event.train_config.get("epochs")
+                    self._say(f"training on {event.train_windows} windows "
+                              f"({event.candles:,} candles)")
+                case BatchEnd():
+                    self._say(f"epoch {event.epoch + 1}/{self._epochs} · batch {event.batch}/"
+                              f"{event.batches_per_epoch} · loss {fmt(event.metrics.loss)}")
+                case EpochEnd():
+                    self._say(f"epoch {event.epoch + 1}/{self._epochs} done · validation loss "
+                              f"{fmt(event.val.loss)}")
+                case FoldScored():
+                    self._scored += 1
+                    for head in CLASS_HEADS:
+                        self._add_row(f"{event.fold + 1}/{event.folds}", head,
+                                      event.heads[head])
+                    self._say(f"tested on candles {event.test[0]:,}–{event.test[1]:,} "
+                              f"(epoch {event.epoch})")
+                case EvaluationFinished():
+                    for head in CLASS_HEADS:
+                        self._add_row("all", head, event.summary[head])
+                    self.progress.setText(f"{event.folds} folds in {event.elapsed_s:.0f} s; "
+                                          f"the rows \u201call\u201d pool every test span")
+
+    def stopped(self) -> str:
+        """Say that the evaluation was stopped (and what the table holds); returns the words."""
+        text = (f"evaluation stopped in fold {max(self._fold, 1)} of {self._folds}: "
+                f"{self._scored} scored fold{'s' if self._scored != 1 else ''} in the table, "
+                f"no pooled rows")
+        self.progress.setText(text)
+        return text
+
+    def rows(self) -> list[tuple[str, ...]]:
+        table = self.table
+        return [tuple(item.text() if (item := table.item(r, c)) is not None else ""
+                      for c in range(table.columnCount())) for r in range(table.rowCount())]
+
+    def _say(self, text: str) -> None:
+        self.progress.setText(f"fold {max(self._fold, 1)} of {self._folds}: {text}")
+
+    def _add_row(self, fold: str, head: str, score: HeadScore) -> None:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        tip = describe(head, score)
+        for column, text in enumerate((fold, head, *score_cells(score))):
+            item = QTableWidgetItem(text)
+            item.setToolTip(tip)
+            if COLUMNS[column] == "Verdict" and score.verdict is not None:
+                item.setForeground(_EDGE_COLOR if score.verdict == EDGE else _NO_EDGE_COLOR)
+            if fold == "all":
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+            self.table.setItem(row, column, item)
+        self.table.scrollToBottom()
