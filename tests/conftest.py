@@ -217,6 +217,16 @@ def restore_torch_threads_and_gc(no_qthread_or_qtimer_left_running):
 
 # -- Setup ------------------------------------------------------------------------------------
 @pytest.fixture(autouse=True)
+def restore_umask():
+    """The command line makes its process create private files (``paths.private_files``);
+    a test that runs it in-process puts the umask back."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    yield
+    os.umask(umask)
+
+
+@pytest.fixture(autouse=True)
 def workstation_home(tmp_path, monkeypatch):
     """Every test gets its own empty workspace (config, data, logs) under tmp_path."""
     home = tmp_path / "home"

@@ -19,8 +19,9 @@ from . import __version__
 from .errors import WorkstationError
 from .interrupt import SignalExit, signals_unwind
 from .logs import setup_logging
-from .paths import HOME_ENV, AppPaths, app_paths, use_home
+from .paths import HOME_ENV, AppPaths, app_paths, private, private_files, use_home
 from .progress import end_open_line
+from .redact import redact
 from .storage import DiskFullError, is_disk_full
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
+    private_files()  # trade notes, logs and caches are the user's only
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.data_dir:
@@ -90,7 +92,8 @@ def usable_paths() -> AppPaths:
     paths = app_paths()
     for folder in (paths.config_dir, paths.data_dir, paths.log_dir):
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private(folder)
             with tempfile.TemporaryFile(dir=folder):
                 pass
         except OSError as exc:
@@ -105,10 +108,10 @@ def usable_paths() -> AppPaths:
 def describe_error(exc: BaseException) -> str:
     """One line for the user: our own errors as written, others with their type."""
     if isinstance(exc, WorkstationError):
-        return str(exc)
+        return redact(str(exc))
     if is_disk_full(exc):
         return str(DiskFullError(getattr(exc, "filename", None) or "the data folder"))
-    text = " ".join(str(exc).split())
+    text = redact(" ".join(str(exc).split()))
     if len(text) > 300:
         text = text[:297] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,11 +1,14 @@
-"""Logging to a rotating file in the log dir (and warnings to stderr)."""
+"""Logging to a rotating file in the log dir (and warnings to stderr), readable by the user only
+(0600) and with every secret masked (``redact``)."""
 
 from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 
-from .paths import AppPaths
+from .paths import AppPaths, private
+from .redact import RedactingFormatter
 
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
@@ -18,11 +21,21 @@ def setup_logging(paths: AppPaths, *, debug: bool = False) -> logging.Handler:
         if getattr(handler, "_workstation", False):
             root.removeHandler(handler)
             handler.close()
-    handler = logging.handlers.RotatingFileHandler(
+    handler = _PrivateRotatingFileHandler(
         paths.log_file, maxBytes=2_000_000, backupCount=5, encoding="utf-8"
     )
-    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.setFormatter(RedactingFormatter(FORMAT))
     handler._workstation = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if debug else logging.INFO)
     return handler
+
+
+class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """Every log file it opens (the first and each one after a rollover) is 0600."""
+
+    def _open(self):
+        if os.name != "nt":
+            os.close(os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        private(self.baseFilename)
+        return super()._open()

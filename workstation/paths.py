@@ -1,12 +1,15 @@
 """Where Workstation keeps its files: platform folders, or one folder chosen by the user.
 
 ``WORKSTATION_HOME`` (or the CLI's global ``--data-dir``) puts config, data and logs under one
-folder so that tests and users can keep separate workspaces.
+folder so that tests and users can keep separate workspaces. The three folders are readable by
+the user only (0700, tightened if an older version made them wider), and the command line
+creates every file 0600 (``private_files``): trade notes and command lines are nobody else's.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,9 +47,28 @@ class AppPaths:
         return self.log_dir / "workstation.log"
 
     def ensure(self) -> AppPaths:
+        """Create the folders (0700) and tighten them to 0700 if they are wider."""
         for folder in (self.config_dir, self.data_dir, self.log_dir):
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private(folder)
         return self
+
+
+def private(path: str | os.PathLike) -> None:
+    """Make ``path`` (a folder: 0700, a file: 0600) the user's only, if it is wider; a no-op on
+    Windows, where the user's profile folders already are."""
+    if os.name == "nt":
+        return
+    mode = os.stat(path).st_mode
+    wanted = 0o700 if stat.S_ISDIR(mode) else 0o600
+    if stat.S_IMODE(mode) & ~wanted:
+        os.chmod(path, stat.S_IMODE(mode) & wanted)
+
+
+def private_files() -> None:
+    """From now on this process creates files 0600 and folders 0700 (the umask)."""
+    if os.name != "nt":
+        os.umask(0o077)
 
 
 def app_paths(home: str | os.PathLike | None = None) -> AppPaths:

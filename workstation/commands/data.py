@@ -17,6 +17,7 @@ from ..market.timeframes import SUPPORTED
 from ..paths import app_paths
 from ..progress import ProgressBar
 from ..timeparse import format_ms, parse_time_ms
+from .credentials import add_exchange_flags
 
 FETCH_BATCH = 5000  # candles stored (with their coverage) at a time: what a kill can lose
 
@@ -29,9 +30,7 @@ def register(sub) -> None:
     fetch.add_argument("--since", required=True, help="ISO date/datetime (UTC) or epoch ms")
     fetch.add_argument("--until", help="inclusive; ISO date (whole day), datetime or epoch ms; "
                                        "default: now")
-    fetch.add_argument("--ccxt-urls", metavar="JSON",
-                       help="merged into the exchange's urls['api'] (testnets, proxies)")
-    fetch.add_argument("--ccxt-options", metavar="JSON", help="merged into the exchange's options")
+    add_exchange_flags(fetch)
     fetch.set_defaults(func=run_fetch)
 
     imp = sub.add_parser("import-candles", help="import a candle CSV (Binance klines or "
@@ -81,8 +80,9 @@ def run_fetch(args) -> int:
             return 0
         total = sum(end - start + tf.ms for start, end in spans)
         bar = ProgressBar(total, f"fetch {key}")
-        stored = asyncio.run(_fetch_spans(CcxtFeed(args.exchange, args.symbol, tf, urls=urls,
-                                                    options=options), cache, key, spans, bar))
+        feed = CcxtFeed(args.exchange, args.symbol, tf, urls=urls, options=options,
+                        remember_credentials=args.remember_credentials)
+        stored = asyncio.run(_fetch_spans(feed, cache, key, spans, bar))
         bar.finish(f"{stored} candles")
     print(f"{key}: stored {stored} candles ({len(spans)} missing span(s) fetched)")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..market.timeframes import SUPPORTED
+from .credentials import add_exchange_flags
 
 
 def add_arguments(parser) -> None:
@@ -13,9 +14,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--timeframe", choices=SUPPORTED, help="candle timeframe (default 1m)")
     parser.add_argument("--speed", type=float, default=1.0,
                         help="demo market speed: market time per real time (default 1)")
-    parser.add_argument("--ccxt-urls", metavar="JSON",
-                        help="merged into the exchange's urls['api'] (testnets, proxies)")
-    parser.add_argument("--ccxt-options", metavar="JSON", help="merged into the exchange's options")
+    add_exchange_flags(parser)
     parser.add_argument("--self-test", action="store_true",
                         help="offscreen check of the whole app in a temporary data dir; exit 0 "
                              "when it works")

@@ -31,7 +31,9 @@ import ccxt.async_support
 import ccxt.pro
 
 from ..errors import WorkstationError
+from ..redact import redact, register
 from .candles import Candles, CandleUpdate, CandleValidationError
+from .credentials import RememberedCredentials, exchange_credentials, split_credentials
 from .retry import RetryPolicy, call_with_retry, is_transient
 from .timeframes import Timeframe, parse_timeframe
 
@@ -50,10 +52,11 @@ def parse_json_overrides(text: str | None, flag_name: str) -> dict | None:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise WorkstationError(f"{flag_name}: not valid JSON ({error.msg} at line {error.lineno} "
-                               f"column {error.colno}): {text!r}") from None
+                               f"column {error.colno}): {redact(text)!r}") from None
     if not isinstance(value, dict):
         raise WorkstationError(f"{flag_name}: expected a JSON object such as "
-                               f"'{{\"key\": \"value\"}}', got {type(value).__name__} {text!r}")
+                               f"'{{\"key\": \"value\"}}', got {type(value).__name__} "
+                               f"{redact(text)!r}")
     return value
 
 
@@ -198,10 +201,13 @@ class CcxtFeed:
 
     ``urls`` is deep-merged into the exchange's ``urls['api']`` and ``options`` into its
     ``options`` (testnets, proxies, a loopback fake); ``config`` goes to the ccxt constructor
-    (e.g. ``{"enableRateLimit": False}``). ``retry`` governs each REST call of
-    ``fetch_history`` and the reconnect backoff of ``stream``. ``clock()`` is exchange time in
-    epoch ms (default: the system clock). ``on_state(state, detail)`` hears connection states
-    (``STATES``); ``state`` and ``latency_ms`` (the last REST round trip) can be read at any time.
+    (e.g. ``{"enableRateLimit": False}``) with the exchange's credentials: credential fields of
+    ``options`` (``apiKey``, ``secret`` ...), else the environment, else the OS keyring
+    (``market.credentials``); ``remember_credentials`` keeps them in the keyring. ``retry``
+    governs each REST call of ``fetch_history`` and the reconnect backoff of ``stream``.
+    ``clock()`` is exchange time in epoch ms (default: the system clock). ``on_state(state,
+    detail)`` hears connection states (``STATES``); ``state`` and ``latency_ms`` (the last REST
+    round trip) can be read at any time.
 
     Use ``async with CcxtFeed(...) as feed``: entering loads the markets and checks symbol and
     timeframe; leaving always closes the exchange's connections.
@@ -211,7 +217,8 @@ class CcxtFeed:
                  urls: dict | None = None, options: dict | None = None,
                  config: dict | None = None, retry: RetryPolicy = RetryPolicy(),
                  poll_interval: float = 2.0, clock: Callable[[], int] | None = None,
-                 on_state: Callable[[str, str], None] | None = None):
+                 on_state: Callable[[str, str], None] | None = None,
+                 remember_credentials: bool = False):
         self.exchange_id = exchange_id
         self.symbol = symbol
         self.timeframe = parse_timeframe(timeframe)
@@ -224,7 +231,13 @@ class CcxtFeed:
         self.market: dict | None = None
         self.page_limit = DEFAULT_PAGE_LIMIT
         self._clock = clock or (lambda: int(time.time() * 1000))
-        exchange = _exchange_class(exchange_id)(dict(config or {}))
+        exchange_class = _exchange_class(exchange_id)
+        given, options = split_credentials(options)
+        register(*given.values())  # masked from here on, whatever fails next
+        credentials = exchange_credentials(exchange_id, given)
+        if remember_credentials:
+            RememberedCredentials().remember(exchange_id, credentials)
+        exchange = exchange_class({**credentials, **dict(config or {})})
         if urls:
             exchange.urls["api"] = exchange.deep_extend(exchange.urls["api"], urls)
         if options:

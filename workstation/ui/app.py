@@ -59,15 +59,18 @@ async def run_window(args, *, on_shown=None) -> int:
 
 
 def feed_overrides(args) -> dict:
-    """``--ccxt-urls`` / ``--ccxt-options`` as CcxtFeed arguments (ccxt loads only if given)."""
+    """``--ccxt-urls`` / ``--ccxt-options`` / ``--remember-credentials`` as CcxtFeed arguments
+    (ccxt loads only if given)."""
     urls, options = getattr(args, "ccxt_urls", None), getattr(args, "ccxt_options", None)
+    remember = {"remember_credentials": True} if getattr(args, "remember_credentials",
+                                                         False) else {}
     if not (urls or options):
-        return {}
+        return remember
     from ..market.ccxt_feed import parse_json_overrides
 
     pairs = (("urls", parse_json_overrides(urls, "--ccxt-urls")),
              ("options", parse_json_overrides(options, "--ccxt-options")))
-    return {name: value for name, value in pairs if value}
+    return {**remember, **{name: value for name, value in pairs if value}}
 
 
 def run_app(args) -> int:

@@ -24,6 +24,7 @@ from ..market.replay import replay
 from ..market.series import DEMO_SOURCE, SeriesKey
 from ..market.sources import demo_market, load_series
 from ..market.timeframes import parse_timeframe
+from ..redact import redact
 
 log = logging.getLogger(__name__)
 EXCHANGE_HISTORY = 1000  # candles fetched when the cache has none of an exchange series
@@ -55,6 +56,7 @@ class LiveData(QObject):
 
     # -- state -----------------------------------------------------------------------------
     def _set_state(self, state: str, detail: str = "") -> None:
+        detail = redact(detail)  # an exchange's error may quote a key or a signed URL
         self.state, self.detail = state, detail
         log.info("data %s: %s %s", self.key, state, detail)
         self.state_changed.emit(state, detail)
