@@ -228,3 +228,37 @@ def test_an_export_with_a_long_note_imports_back(tmp_path, fmt):
         result = import_annotations(fresh, tmp_path / f"out.{fmt}")
         assert result.merge.added == 2
         assert sorted(len(t.notes) for t in fresh.list()) == [5, len(long_note)]
+
+
+def test_a_log_on_a_full_disk_is_said_once_and_the_command_goes_on(capsys):
+    import logging
+
+    from workstation.logs import setup_logging
+
+    handler = setup_logging(app_paths())
+
+    class FullDisk:
+        """The log file's stream on a disk with no space left."""
+
+        def write(self, _text):
+            enospc()
+
+        def flush(self):
+            pass
+
+        def seek(self, *_args):
+            return 0
+
+        def tell(self):
+            return 0
+
+    handler.stream.close()
+    handler.stream = FullDisk()
+    try:
+        for i in range(3):
+            logging.getLogger("workstation.test").info("message %d", i)
+    finally:
+        logging.getLogger().removeHandler(handler)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"workstation: cannot write the log {app_paths().log_file} (disk full); "
+                   "going on without it"]

@@ -6,9 +6,11 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+import sys
 
 from .paths import AppPaths, private
 from .redact import RedactingFormatter
+from .storage import is_disk_full
 
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
@@ -32,7 +34,19 @@ def setup_logging(paths: AppPaths, *, debug: bool = False) -> logging.Handler:
 
 
 class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """Every log file it opens (the first and each one after a rollover) is 0600."""
+    """Every log file it opens (the first and each one after a rollover) is 0600. A log that
+    cannot be written (a full disk) is said once, in one line, not as a traceback per
+    message; the command goes on."""
+
+    _failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not self._failed:
+            self._failed = True
+            exc = sys.exc_info()[1]
+            reason = "disk full" if exc is not None and is_disk_full(exc) else str(exc)
+            print(f"workstation: cannot write the log {self.baseFilename} ({reason}); "
+                  "going on without it", file=sys.stderr)
 
     def _open(self):
         if os.name != "nt":
