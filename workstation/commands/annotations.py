@@ -11,6 +11,7 @@ from ..annotations.store import AnnotationStore
 from ..annotations.totals import Totals
 from ..atomic import atomic_write_bytes
 from ..market.timeframes import parse_timeframe
+from .flags import add_series_flags
 
 
 def register(sub) -> None:
@@ -33,11 +34,7 @@ def register(sub) -> None:
 
     targets = actions.add_parser(
         "targets", help="write, per candle, the targets and masks training uses (CSV)")
-    targets.add_argument("--source", default="demo",
-                         help="demo | cache | cache:NAME | csv:FILE | an exchange id")
-    targets.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
-    targets.add_argument("--timeframe", default="1m")
-    targets.add_argument("--max-candles", type=int, metavar="N", help="only the last N candles")
+    add_series_flags(targets)
     targets.add_argument("--run", metavar="RUN",
                          help="with that run's target settings (default: today's defaults)")
     targets.add_argument("--out", required=True, help="FILE.csv")

@@ -6,8 +6,8 @@ import json
 import sys
 
 from ..errors import WorkstationError
-from ..market.timeframes import SUPPORTED
 from ..timeparse import format_ms
+from .flags import add_series_flags
 
 
 def register(sub) -> None:
@@ -23,11 +23,7 @@ def register(sub) -> None:
 
     predict = sub.add_parser("predict", help="the model's prediction for the next candle of a "
                                              "series")
-    predict.add_argument("--source", default="demo",
-                         help="demo | cache | cache:NAME | csv:FILE | an exchange id (its cached "
-                              "candles); default demo (simulated, labelled DEMO)")
-    predict.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
-    predict.add_argument("--timeframe", default="1m", choices=SUPPORTED)
+    add_series_flags(predict, max_candles=False)
     predict.add_argument("--run", metavar="RUN", help="default: the newest run")
     predict.add_argument("--checkpoint", choices=("best", "latest"),
                          help="default: best if the run has one, else latest")

@@ -12,16 +12,13 @@ import numpy as np
 
 from ..annotations.io import file_format, write_csv, write_json
 from ..errors import WorkstationError
+from .flags import add_series_flags
 
 
 def register(sub) -> None:
     p = sub.add_parser("control-marks", help="write rule-made control trades for a series",
                        description=__doc__.split("\n\n")[0])
-    p.add_argument("--source", default="demo",
-                   help="demo | cache | cache:NAME | csv:FILE | an exchange id")
-    p.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
-    p.add_argument("--timeframe", default="1m")
-    p.add_argument("--max-candles", type=int, metavar="N", help="only the last N candles")
+    add_series_flags(p)
     p.add_argument("--rule", choices=("ma-cross",), default="ma-cross",
                    help="ma-cross: long while the fast average of closes is above the slow "
                         "one, short while below")

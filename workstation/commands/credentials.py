@@ -2,8 +2,7 @@
 
 ``remember EXCHANGE`` takes them from the environment (``WORKSTATION_<EXCHANGE>_API_KEY``,
 ``..._SECRET`` ...) or asks for them in the terminal, without echo; ``list`` shows which
-exchanges and fields are remembered (never a value); ``forget EXCHANGE`` removes them. The
-``--ccxt-*`` flags that ``fetch`` and the window share are defined here too.
+exchanges and fields are remembered (never a value); ``forget EXCHANGE`` removes them.
 """
 
 from __future__ import annotations
@@ -12,17 +11,6 @@ import getpass
 import sys
 
 from ..errors import WorkstationError
-
-
-def add_exchange_flags(parser) -> None:
-    """``--ccxt-urls``, ``--ccxt-options`` and ``--remember-credentials``."""
-    parser.add_argument("--ccxt-urls", metavar="JSON",
-                        help="merged into the exchange's urls['api'] (testnets, proxies)")
-    parser.add_argument("--ccxt-options", metavar="JSON",
-                        help="merged into the exchange's options; credentials in it (apiKey, "
-                             "secret, password ...) go to the exchange and are masked in logs")
-    parser.add_argument("--remember-credentials", action="store_true",
-                        help="keep the exchange's credentials in the OS keyring for next time")
 
 
 def register(sub) -> None:

@@ -17,7 +17,7 @@ from ..market.timeframes import SUPPORTED
 from ..paths import app_paths
 from ..progress import ProgressBar
 from ..timeparse import format_ms, parse_time_ms
-from .credentials import add_exchange_flags
+from .flags import add_exchange_flags
 
 FETCH_BATCH = 5000  # candles stored (with their coverage) at a time: what a kill can lose
 

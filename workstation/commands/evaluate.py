@@ -22,17 +22,13 @@ from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, end_open_line, say
+from .flags import add_series_flags
 
 
 def register(sub) -> None:
     p = sub.add_parser("evaluate", help="walk-forward evaluation against simple baselines",
                        description=__doc__.split("\n\n")[0])
-    p.add_argument("--source", default="demo",
-                   help="demo | cache | cache:NAME | csv:FILE | an exchange id (its cached "
-                        "candles); default demo (simulated, labelled DEMO)")
-    p.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
-    p.add_argument("--timeframe", default="1m")
-    p.add_argument("--max-candles", type=int, metavar="N", help="use only the last N candles")
+    add_series_flags(p)
     p.add_argument("--preset", default="tiny", help="model size (default tiny)")
     p.add_argument("--folds", type=int, default=4, help="test spans, oldest first (default 4)")
     p.add_argument("--epochs", type=int, default=None, help="per fold (default 10, as train)")

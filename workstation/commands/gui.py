@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..market.timeframes import SUPPORTED
-from .credentials import add_exchange_flags
+from .flags import add_exchange_flags
 
 
 def add_arguments(parser) -> None:

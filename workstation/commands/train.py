@@ -20,6 +20,7 @@ from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, say
+from .flags import add_series_flags
 
 _PROGRESS_LINE = 118
 
@@ -27,12 +28,7 @@ _PROGRESS_LINE = 118
 def register(sub) -> None:
     p = sub.add_parser("train", help="train the transformer on candles (headless)",
                        description=__doc__.split("\n\n")[0])
-    p.add_argument("--source", default="demo",
-                   help="demo | cache | cache:NAME | csv:FILE | an exchange id (its cached "
-                        "candles); default demo (simulated, labelled DEMO)")
-    p.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
-    p.add_argument("--timeframe", default="1m")
-    p.add_argument("--max-candles", type=int, metavar="N", help="use only the last N candles")
+    add_series_flags(p)
     p.add_argument("--preset", default="tiny",
                    help="model size: tiny (CPU), small, base or large (default tiny)")
     p.add_argument("--epochs", type=int, default=None, help="default 10")

@@ -1,0 +1,28 @@
+"""Flags several commands share: the series to read, and how to reach an exchange."""
+
+from __future__ import annotations
+
+from ..market.timeframes import SUPPORTED
+
+
+def add_series_flags(parser, *, max_candles: bool = True) -> None:
+    """``--source``, ``--symbol``, ``--timeframe`` (and ``--max-candles``) of a series."""
+    parser.add_argument("--source", default="demo",
+                        help="demo | cache | cache:NAME | csv:FILE | an exchange id (its cached "
+                             "candles); default demo (simulated, labelled DEMO)")
+    parser.add_argument("--symbol", help="e.g. ETH/USDT (default for demo: DEMO/USDT)")
+    parser.add_argument("--timeframe", default="1m", choices=SUPPORTED)
+    if max_candles:
+        parser.add_argument("--max-candles", type=int, metavar="N",
+                            help="use only the last N candles")
+
+
+def add_exchange_flags(parser) -> None:
+    """``--ccxt-urls``, ``--ccxt-options`` and ``--remember-credentials``."""
+    parser.add_argument("--ccxt-urls", metavar="JSON",
+                        help="merged into the exchange's urls['api'] (testnets, proxies)")
+    parser.add_argument("--ccxt-options", metavar="JSON",
+                        help="merged into the exchange's options; credentials in it (apiKey, "
+                             "secret, password ...) go to the exchange and are masked in logs")
+    parser.add_argument("--remember-credentials", action="store_true",
+                        help="keep the exchange's credentials in the OS keyring for next time")
