@@ -89,7 +89,7 @@ def test_evaluation_runs_two_folds_and_fills_the_table_from_the_events(qtbot, do
             assert row[interval] == "—" and row[verdict] in ("too few days", "—")
         else:
             low, high = score.interval
-            assert row[interval] == f"[{low * 100:+.1f}, {high * 100:+.1f}] pp"
+            assert row[interval] == f"[{low * 100:+.2f}, {high * 100:+.2f}] pp"
             assert row[verdict] == score.verdict and score.verdict in VERDICTS
     market = [row[verdict] for row in shown if row[1] in ("candle", "trend")]
     assert len(market) == 6 and set(market) <= set(VERDICTS)

@@ -126,10 +126,10 @@ def describe(head: str, score: HeadScore | None) -> str:
         return f"{head} {_pct(score.accuracy)} (no baseline)"
     text = f"{head} {_pct(score.accuracy)} ({best} {_pct(score.best_baseline_accuracy)}"
     if score.margin is not None and (score.interval is not None or len(score.baselines) > 1):
-        text += f", margin {score.margin * 100:+.1f} pp"
+        text += f", margin {score.margin * 100:+.2f} pp"  # 2 places: 0.49 is not 0.5
         if score.interval is not None:
             low, high = score.interval
-            text += f" [{low * 100:+.1f}, {high * 100:+.1f}]"
+            text += f" [{low * 100:+.2f}, {high * 100:+.2f}]"
         text += f": {score.verdict or 'too few days for an interval'}"
     text += ")"
     found = score.transitions

@@ -43,13 +43,13 @@ _EDGE_COLOR, _NO_EDGE_COLOR = QColor("#26a69a"), QColor("#9e9e9e")
 
 
 def _pp(value: float | None) -> str:
-    return NO_DATA if value is None else f"{value * 100:+.1f} pp"
+    return NO_DATA if value is None else f"{value * 100:+.2f} pp"
 
 
 def score_cells(score: HeadScore) -> tuple[str, ...]:
     """Accuracy, best baseline, its accuracy, margin, interval, verdict and n of ``score``."""
     interval = NO_DATA if score.interval is None else \
-        f"[{score.interval[0] * 100:+.1f}, {score.interval[1] * 100:+.1f}] pp"
+        f"[{score.interval[0] * 100:+.2f}, {score.interval[1] * 100:+.2f}] pp"
     verdict = score.verdict or (TOO_FEW_DAYS if score.margin is not None else NO_DATA)
     return (pct(score.accuracy), score.best_baseline or NO_DATA,
             pct(score.best_baseline_accuracy), _pp(score.margin), interval, verdict,
