@@ -41,7 +41,8 @@ def register(sub) -> None:
                    help="flat moves: within k trailing volatilities (default) or fixed bps")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default 2)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads (default: cores - 1, at most 2)")
     p.add_argument("--no-annotations", action="store_true",
                    help="ignore the trader's annotations (the trader's heads stay masked)")
     p.add_argument("--json", action="store_true", help="JSON objects on stdout")

@@ -58,7 +58,8 @@ def register(sub) -> None:
                    help="candles around each trade that count as reviewed (default 10)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default 2)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads (default: cores - 1, at most 2)")
     p.add_argument("--resume", metavar="RUN",
                    help="continue run RUN from its latest checkpoint (its settings apply; "
                         "--epochs may raise the total)")
