@@ -1,6 +1,7 @@
 """The checks that keep the layering honest, run by the test suite: import-linter's contracts
-(the core imports no Qt; cli > commands > bench > ui > viewmodel > ml > annotations > market;
-the window reaches torch only through ml), ruff and mypy, all configured in pyproject.toml."""
+(the core imports no Qt; cli > commands > bench > ui > viewmodel > backtest > ml > annotations >
+market; the window reaches torch only through ml), ruff and mypy, all configured in
+pyproject.toml."""
 
 from __future__ import annotations
 

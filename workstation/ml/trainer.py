@@ -60,6 +60,7 @@ from .events import (
     RunStarted,
     SplitMetrics,
 )
+from .history import RunHistory
 from .model import ModelOutput, TradingTransformer
 from .ownership import ModelClaim, claim
 from .scoring import day_blocks, score_head
@@ -315,6 +316,7 @@ class Trainer:
         self.start_step = 0
         self._log_batches = 0
         self._last_checkpoint: str | None = None
+        self._history: RunHistory | None = None  # the run's history.jsonl, while run() runs
 
     def _check_resumable(self, loaded) -> None:
         from .checkpoints import config_differences
@@ -346,6 +348,8 @@ class Trainer:
         try:
             if lock is not None:
                 lock.acquire()  # one writer per run: a second trainer is refused here
+                # every event is recorded beside the checkpoints, under the same lock
+                self._history = RunHistory(self.checkpoints.run_dir(self.run_id))
             prepare_thread(self.device, self.train_config.cpu_threads)
             self._setup()
             self._train()
@@ -359,8 +363,18 @@ class Trainer:
         finally:
             if self._claim is not None:
                 self._claim.release()
+            self._close_history()
             if lock is not None:
                 lock.release()
+
+    def _close_history(self) -> None:
+        history, self._history = self._history, None
+        if history is not None:
+            try:
+                history.close()
+            except OSError as exc:  # the final event is reported already; say it, loudly
+                log.error("run %s: its history %s could not be closed: %s", self.run_id,
+                          history.path, exc)
 
     # -- setup ---------------------------------------------------------------------------------
     def _net(self) -> TradingTransformer:
@@ -584,7 +598,10 @@ class Trainer:
             "resume": {"epoch": self.epoch, "batch": self.batch},
             "reason": reason,
             "data": {"candles": len(self.data), "train": list(self.split.train),
-                     "val": list(self.split.val), "gap": self.split.gap},
+                     "val": list(self.split.val), "gap": self.split.gap,
+                     # open times of the first and last candle the run saw (training and
+                     # validation): a backtest after last_ts is out of sample
+                     "first_ts": int(self.data.ts[0]), "last_ts": int(self.data.ts[-1])},
         }
         path = self.checkpoints.save(self.run_id, self._net(), self.optimizer, self.scheduler,
                                      meta, is_best=is_best)
@@ -614,6 +631,12 @@ class Trainer:
                 f"{type(exc).__name__}: {exc}"
             event = Failed(self.run_id, message, tb, self.step, self.epoch,
                            self.batch if self.model is not None else None)
+        if self._history is not None:
+            try:
+                self._history.append(event)
+            except (OSError, WorkstationError) as history_error:  # e.g. the disk is full
+                log.error("run %s: the failure could not be recorded in its history: %s",
+                          self.run_id, history_error)
         try:
             self.on_event(event)
         except Exception as report_error:
@@ -621,6 +644,8 @@ class Trainer:
         return event
 
     def _emit(self, event: Event) -> None:
+        if self._history is not None:
+            self._history.append(event)  # recorded before it is reported
         self.on_event(event)
 
     def _emit_final(self, event: Finished) -> Finished:

@@ -1,0 +1,142 @@
+"""Backtests of several signals on one span, always beside buy & hold, each with the
+assumptions it rests on, in words and as plain JSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..market.candles import Candles
+from .engine import NEXT_OPEN, BacktestRun, Costs, Sizing, run_backtest
+from .metrics import compute_metrics
+from .signals import buy_and_hold_signal
+
+BUY_AND_HOLD = "buy & hold"
+OUT_OF_SAMPLE, IN_SAMPLE = "out of sample", "IN-SAMPLE"
+MARKS = "the trader's marks (drawn with hindsight possible)"
+
+# the metrics printed in words, in this order, with their units
+SHOWN = (
+    ("Return [%]", "%"), ("Buy & Hold Return [%]", "%"), ("CAGR [%]", "%"),
+    ("Volatility (Ann.) [%]", "%"), ("Sharpe Ratio", ""), ("Sortino Ratio", ""),
+    ("Calmar Ratio", ""), ("Max. Drawdown [%]", "%"), ("Max. Drawdown Duration", "time"),
+    ("Win Rate [%]", "%"), ("Profit Factor", ""), ("Expectancy [%]", "%"), ("# Trades", "n"),
+    ("Exposure Time [%]", "%"), ("Commissions [$]", "$"),
+)
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """What a result rests on; printed with every result."""
+
+    series: str
+    period: tuple[int, int]      # first and last candle open time (ms UTC)
+    sample: str                  # OUT_OF_SAMPLE, IN_SAMPLE or MARKS
+    fill: str
+    costs: Costs
+    sizing: Sizing
+    cash: float
+
+    def lines(self) -> list[str]:
+        size = (f"{self.sizing.units:g} units a trade" if self.sizing.units is not None
+                else f"{self.sizing.size * 100:g} % of equity a trade")
+        fill = ("signal at a candle's close, filled at the next candle's open"
+                if self.fill == NEXT_OPEN else
+                "filled at the signal candle's own close (SAME-CLOSE: optimistic)")
+        return [f"{self.series}, {_when(self.period[0])} .. {_when(self.period[1])} UTC, "
+                f"{self.sample}",
+                f"fills: {fill}; long and short",
+                f"costs per side: fee {self.costs.fee * 100:g} % ({self.costs.fee_source}), "
+                f"slippage {self.costs.slippage_bps:g} bps",
+                f"sizing: {size}, starting cash {self.cash:,.0f}"]
+
+    def to_dict(self) -> dict:
+        return {"series": self.series, "period": list(self.period), "sample": self.sample,
+                "fill": self.fill, "fee": self.costs.fee, "fee_source": self.costs.fee_source,
+                "slippage_bps": self.costs.slippage_bps, "size": self.sizing.size,
+                "units": self.sizing.units, "cash": self.cash}
+
+
+@dataclass(frozen=True)
+class BacktestResult:
+    name: str
+    run: BacktestRun
+    metrics: dict[str, float]
+    assumptions: Assumptions
+
+    def to_dict(self) -> dict:
+        t = self.run.trades
+        return {"signals": self.name, "assumptions": self.assumptions.to_dict(),
+                "metrics": {k: _plain(v) for k, v in self.metrics.items()},
+                "trades": [{"direction": int(t.direction[i]), "entry_bar": int(t.entry_bar[i]),
+                            "exit_bar": int(t.exit_bar[i]),
+                            "entry_price": float(t.entry_price[i]),
+                            "exit_price": float(t.exit_price[i]), "units": float(t.units[i]),
+                            "fees": float(t.fees[i]), "pnl": float(t.pnl[i]),
+                            "closed_at_end": bool(t.closed_at_end[i])} for i in range(len(t))]}
+
+
+def backtest_signals(candles: Candles, signals: dict[str, np.ndarray], *, series: str,
+                     sample: str, costs: Costs, sizing: Sizing = Sizing(),
+                     fill: str = NEXT_OPEN, cash: float = 10_000.0,
+                     span: tuple[int, int] | None = None) -> list[BacktestResult]:
+    """Each of ``signals`` and buy & hold backtested on ``span`` of ``candles`` with the same
+    costs, sizing and fills; buy & hold comes last."""
+    span = span or (0, len(candles))
+    signals = dict(signals)
+    signals[BUY_AND_HOLD] = buy_and_hold_signal(len(candles), span)
+    period = (int(candles.ts[span[0]]), int(candles.ts[span[1] - 1]))
+    results = []
+    for name, signal in signals.items():
+        run = run_backtest(candles.open, candles.close, signal, costs=costs, sizing=sizing,
+                           fill=fill, cash=cash, span=span)
+        metrics = compute_metrics(run, candles.ts, candles.close, candles.timeframe.ms)
+        used = MARKS if name != BUY_AND_HOLD and sample == MARKS else sample
+        assumptions = Assumptions(series, period, used if name != BUY_AND_HOLD else
+                                  "buy & hold (no model)", fill, costs, sizing, cash)
+        results.append(BacktestResult(name, run, metrics, assumptions))
+    return results
+
+
+def describe(results: list[BacktestResult]) -> list[str]:
+    """The results as lines: the assumptions once, then one row per metric and signal."""
+    lines = results[0].assumptions.lines() if results else []
+    names = [r.name for r in results]
+    width = max(len(label) for label, _ in SHOWN) + 2
+    lines.append("".join([" " * width] + [f"{n:>22}" for n in names]))
+    for label, unit in SHOWN:
+        cells = [_format(r.metrics.get(label, float("nan")), unit) for r in results]
+        lines.append(label.ljust(width) + "".join(f"{c:>22}" for c in cells))
+    for r in results:
+        if r.assumptions.sample == IN_SAMPLE:
+            lines.append(f"{r.name}: IN-SAMPLE (the model was trained on this span): not "
+                         "evidence of an edge")
+    return lines
+
+
+def _format(value: float, unit: str) -> str:
+    if not np.isfinite(value):
+        return "—"
+    if unit == "time":
+        return _duration(value)
+    if unit == "n":
+        return f"{int(value):,}"
+    if unit == "$":
+        return f"{value:,.2f}"
+    return f"{value:,.2f}{' %' if unit == '%' else ''}"
+
+
+def _duration(ms: float) -> str:
+    minutes = int(ms // 60_000)
+    days, rest = divmod(minutes, 1440)
+    return f"{days}d {rest // 60:02d}:{rest % 60:02d}"
+
+
+def _when(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _plain(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None

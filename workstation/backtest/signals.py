@@ -1,0 +1,42 @@
+"""Signals to backtest: the position wanted after each candle's close (+1 / 0 / -1)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..annotations.model import Annotation
+from ..annotations.targets import LONG, SHORT, trader_targets
+from ..market.timeframes import Timeframe
+
+
+def annotation_signal(annotations: Iterable[Annotation], ts: np.ndarray,
+                      timeframe: str | Timeframe) -> np.ndarray:
+    """The trader's marked trades as a signal on this series: long or short from the close of
+    the candle they acted on (on any timeframe, the training targets' rule,
+    ``annotations.targets``) to the close of their exit candle; flat elsewhere."""
+    position = trader_targets(annotations, ts, timeframe, review_margin=0).position
+    return np.select([position == LONG, position == SHORT], [1, -1], 0).astype(np.int8)
+
+
+def buy_and_hold_signal(n: int, span: tuple[int, int]) -> np.ndarray:
+    """Long from the close of the span's first candle to its end."""
+    signal = np.zeros(n, dtype=np.int8)
+    signal[span[0]:span[1]] = 1
+    return signal
+
+
+SIGNAL_HEADS = ("position", "candle")
+_LONG_SHORT = {"position": (LONG, SHORT), "candle": (2, 0)}  # candle: up, down
+
+
+def model_signal(head: str, classes: np.ndarray, confidence: np.ndarray,
+                 threshold: float) -> np.ndarray:
+    """A model head as a signal: the ``position`` head's long / short, or the ``candle``
+    head's up / down (held one candle), where predicted with at least ``threshold``
+    confidence; flat elsewhere (``classes``: the head's codes, ``-1`` without a prediction)."""
+    long_code, short_code = _LONG_SHORT[head]
+    sure = confidence >= threshold
+    return np.select([sure & (classes == long_code), sure & (classes == short_code)],
+                     [1, -1], 0).astype(np.int8)
