@@ -45,8 +45,7 @@ class Assumptions:
         fill = ("signal at a candle's close, filled at the next candle's open"
                 if self.fill == NEXT_OPEN else
                 "filled at the signal candle's own close (SAME-CLOSE: optimistic)")
-        return [f"{self.series}, {_when(self.period[0])} .. {_when(self.period[1])} UTC, "
-                f"{self.sample}",
+        return [f"{self.series}, {_when(self.period[0])} .. {_when(self.period[1])} UTC",
                 f"fills: {fill}; long and short",
                 f"costs per side: fee {self.costs.fee * 100:g} % ({self.costs.fee_source}), "
                 f"slippage {self.costs.slippage_bps:g} bps",
@@ -78,25 +77,23 @@ class BacktestResult:
                             "closed_at_end": bool(t.closed_at_end[i])} for i in range(len(t))]}
 
 
-def backtest_signals(candles: Candles, signals: dict[str, np.ndarray], *, series: str,
-                     sample: str, costs: Costs, sizing: Sizing = Sizing(),
+def backtest_signals(candles: Candles, signals: dict[str, tuple[np.ndarray, str]], *,
+                     series: str, costs: Costs, sizing: Sizing = Sizing(),
                      fill: str = NEXT_OPEN, cash: float = 10_000.0,
                      span: tuple[int, int] | None = None) -> list[BacktestResult]:
-    """Each of ``signals`` and buy & hold backtested on ``span`` of ``candles`` with the same
-    costs, sizing and fills; buy & hold comes last."""
+    """Each of ``signals`` (name -> (signal, sample)) and buy & hold backtested on ``span``
+    of ``candles`` with the same costs, sizing and fills; buy & hold comes last."""
     span = span or (0, len(candles))
-    signals = dict(signals)
-    signals[BUY_AND_HOLD] = buy_and_hold_signal(len(candles), span)
+    runs = dict(signals)
+    runs[BUY_AND_HOLD] = (buy_and_hold_signal(len(candles), span), "buy & hold (no model)")
     period = (int(candles.ts[span[0]]), int(candles.ts[span[1] - 1]))
     results = []
-    for name, signal in signals.items():
+    for name, (signal, sample) in runs.items():
         run = run_backtest(candles.open, candles.close, signal, costs=costs, sizing=sizing,
                            fill=fill, cash=cash, span=span)
         metrics = compute_metrics(run, candles.ts, candles.close, candles.timeframe.ms)
-        used = MARKS if name != BUY_AND_HOLD and sample == MARKS else sample
-        assumptions = Assumptions(series, period, used if name != BUY_AND_HOLD else
-                                  "buy & hold (no model)", fill, costs, sizing, cash)
-        results.append(BacktestResult(name, run, metrics, assumptions))
+        results.append(BacktestResult(name, run, metrics, Assumptions(
+            series, period, sample, fill, costs, sizing, cash)))
     return results
 
 
@@ -106,6 +103,8 @@ def describe(results: list[BacktestResult]) -> list[str]:
     names = [r.name for r in results]
     width = max(len(label) for label, _ in SHOWN) + 2
     lines.append("".join([" " * width] + [f"{n:>22}" for n in names]))
+    lines.append("sample".ljust(width) + "".join(f"{_short(r.assumptions.sample):>22}"
+                                                 for r in results))
     for label, unit in SHOWN:
         cells = [_format(r.metrics.get(label, float("nan")), unit) for r in results]
         lines.append(label.ljust(width) + "".join(f"{c:>22}" for c in cells))
@@ -116,9 +115,14 @@ def describe(results: list[BacktestResult]) -> list[str]:
     return lines
 
 
+def _short(sample: str) -> str:
+    return {MARKS: "marks (hindsight)"}.get(sample, sample)
+
+
 def _format(value: float, unit: str) -> str:
     if not np.isfinite(value):
         return "—"
+    value += 0.0  # no "-0.00"
     if unit == "time":
         return _duration(value)
     if unit == "n":

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 
 from ..annotations.model import Annotation
 from ..annotations.targets import LONG, SHORT, trader_targets
+from ..market.series import SeriesKey
 from ..market.timeframes import Timeframe
 
 
@@ -18,6 +20,14 @@ def annotation_signal(annotations: Iterable[Annotation], ts: np.ndarray,
     ``annotations.targets``) to the close of their exit candle; flat elsewhere."""
     position = trader_targets(annotations, ts, timeframe, review_margin=0).position
     return np.select([position == LONG, position == SHORT], [1, -1], 0).astype(np.int8)
+
+
+def market_marks_signal(candles, series: SeriesKey, annotations_db: Path | None) -> np.ndarray:
+    """``annotation_signal`` of every mark of the series' market in the store file."""
+    from ..ml.job import market_annotations
+
+    annotations = market_annotations(annotations_db, series.market)
+    return annotation_signal(annotations, candles.ts, candles.timeframe)
 
 
 def buy_and_hold_signal(n: int, span: tuple[int, int]) -> np.ndarray:

@@ -14,7 +14,7 @@ import json
 import numpy as np
 
 from ..errors import WorkstationError
-from .flags import add_series_flags
+from .flags import add_cost_flags, add_series_flags
 
 
 def register(sub) -> None:
@@ -25,14 +25,7 @@ def register(sub) -> None:
                    help="the trader's marked trades (default) or a saved run's predictions")
     p.add_argument("--head", choices=("position", "candle"), default="position",
                    help="the run's head that signals (default position)")
-    p.add_argument("--threshold", type=float, default=0.5,
-                   help="a run's signal needs this confidence, else flat (default 0.5)")
-    p.add_argument("--fee-bps", type=float, default=None,
-                   help="fee per side in bps (default: the exchange's from ccxt, else 10)")
-    p.add_argument("--slippage-bps", type=float, default=None,
-                   help="slippage per side in bps (default 1)")
-    p.add_argument("--size", type=float, default=1.0,
-                   help="fraction of equity per trade (default 1: all, fees included)")
+    add_cost_flags(p)
     p.add_argument("--cash", type=float, default=10_000.0, help="starting cash (default 10,000)")
     p.add_argument("--fill", choices=("next-open", "same-close"), default="next-open")
     p.add_argument("--in-sample", action="store_true",
@@ -49,8 +42,7 @@ def run(args) -> int:
 
     sizing = Sizing(size=args.size)
     fill = NEXT_OPEN if args.fill == "next-open" else SAME_CLOSE
-    if not 0 <= args.threshold <= 1:
-        raise WorkstationError(f"--threshold must be between 0 and 1, got {args.threshold}")
+    check_threshold(args.threshold)
     source = args.signals.strip()
     if source != "annotations" and not source.startswith("run:"):
         raise WorkstationError(f"--signals must be annotations or run:RUN, got {source!r}")
@@ -63,7 +55,7 @@ def run(args) -> int:
         name, signal, span, sample = _annotation_signal(candles, key) + (MARKS,)
     else:
         name, signal, span, sample = _run_signal(source[4:], candles, key, args)
-    results = backtest_signals(candles, {name: signal}, series=key.provenance, sample=sample,
+    results = backtest_signals(candles, {name: (signal, sample)}, series=key.provenance,
                                costs=costs, sizing=sizing, fill=fill, cash=args.cash, span=span)
     if args.json:
         for result in results:
@@ -73,13 +65,16 @@ def run(args) -> int:
     return 0
 
 
+def check_threshold(threshold: float) -> None:
+    if not 0 <= threshold <= 1:
+        raise WorkstationError(f"--threshold must be between 0 and 1, got {threshold}")
+
+
 def _annotation_signal(candles, key):
-    from ..backtest.signals import annotation_signal
-    from ..ml.job import market_annotations
+    from ..backtest.signals import market_marks_signal
     from ..paths import app_paths
 
-    annotations = market_annotations(app_paths().annotations_db, key.market)
-    signal = annotation_signal(annotations, candles.ts, candles.timeframe)
+    signal = market_marks_signal(candles, key, app_paths().annotations_db)
     if not signal.any():
         raise WorkstationError(f"no marked trade of {key.market} falls on these "
                                f"{len(candles):,} candles of {key.provenance}")

@@ -15,6 +15,9 @@ import json
 import threading
 from dataclasses import asdict
 
+import numpy as np
+
+from ..backtest.signals import SIGNAL_HEADS
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
 from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored
@@ -22,7 +25,7 @@ from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, end_open_line, say
-from .flags import add_series_flags
+from .flags import add_cost_flags, add_series_flags
 
 
 def register(sub) -> None:
@@ -45,6 +48,12 @@ def register(sub) -> None:
                    help="CPU threads (default: cores - 1, at most 2)")
     p.add_argument("--no-annotations", action="store_true",
                    help="ignore the trader's annotations (the trader's heads stay masked)")
+    p.add_argument("--backtest", action="store_true",
+                   help="also backtest the model's signals on the test spans after costs, "
+                        "beside the trader's marks (if any) and buy & hold")
+    p.add_argument("--backtest-head", choices=SIGNAL_HEADS, default=None,
+                   help="the head that signals (default: position with marks, else candle)")
+    add_cost_flags(p)
     p.add_argument("--json", action="store_true", help="JSON objects on stdout")
     p.set_defaults(func=run)
 
@@ -121,9 +130,63 @@ def _evaluate(args, stop: threading.Event) -> None:
     say(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations of "
         f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"
         f"-candle windows, {plan.train_config.epochs} epochs each")
+    signals = _WalkForwardSignals(args, len(candles), labelled.annotations > 0) \
+        if args.backtest else None
     try:
         evaluate(data, plan.model_config, plan.train_config, folds=args.folds,
                  device=plan.device, provenance=key.provenance, on_event=_Report(args.json),
-                 stop=stop)
+                 stop=stop, on_test_predictions=signals)
     except EvaluationStopped as exc:
         say(f"workstation: {exc}")
+        return
+    if signals is not None:
+        signals.report(candles, key)
+
+
+class _WalkForwardSignals:
+    """Each fold's model signals on its own test span; backtested together after the last
+    fold: the test spans are adjacent, so the model trades the whole walk-forward period out
+    of sample, each span with the model that never saw it."""
+
+    def __init__(self, args, n: int, marked: bool):
+        from .backtest import check_threshold
+
+        check_threshold(args.threshold)
+        self.args = args
+        self.head = args.backtest_head or ("position" if marked else "candle")
+        self.signal = np.zeros(n, dtype=np.int8)
+        self.span: tuple[int, int] | None = None
+
+    def __call__(self, fold, classes, confidence) -> None:
+        from ..backtest.signals import model_signal
+        from ..ml.targets import CLASS_HEADS
+
+        h = CLASS_HEADS.index(self.head)
+        start, stop = fold.test
+        self.signal[start:stop] = model_signal(self.head, classes[h], confidence[h],
+                                               self.args.threshold)
+        self.span = (start if self.span is None else self.span[0], stop)
+
+    def report(self, candles, key) -> None:
+        from ..backtest.costs import costs_for
+        from ..backtest.engine import Sizing
+        from ..backtest.report import MARKS, OUT_OF_SAMPLE, backtest_signals, describe
+        from ..backtest.signals import market_marks_signal
+        from ..paths import app_paths
+
+        assert self.span is not None
+        args = self.args
+        signals = {f"model {self.head}": (self.signal, OUT_OF_SAMPLE)}
+        marks = market_marks_signal(candles, key, app_paths().annotations_db)
+        if marks[self.span[0]:self.span[1]].any():
+            signals["trader's marks"] = (marks, MARKS)
+        results = backtest_signals(
+            candles, signals, series=key.provenance, span=self.span, sizing=Sizing(args.size),
+            costs=costs_for(key, fee_bps=args.fee_bps, slippage_bps=args.slippage_bps))
+        say("backtest of the test spans, each traded by the fold's own model:")
+        for line in describe(results):
+            say(f"  {line}")
+        if args.json:
+            for result in results:
+                print(json.dumps({"backtest": True, **result.to_dict()}, allow_nan=False),
+                      flush=True)

@@ -26,3 +26,16 @@ def add_exchange_flags(parser) -> None:
                              "secret, password ...) go to the exchange and are masked in logs")
     parser.add_argument("--remember-credentials", action="store_true",
                         help="keep the exchange's credentials in the OS keyring for next time")
+
+
+def add_cost_flags(parser) -> None:
+    """What a backtest of signals assumes: the confidence a model's signal needs, fees,
+    slippage and sizing."""
+    parser.add_argument("--threshold", type=float, default=0.5,
+                        help="a model's signal needs this confidence, else flat (default 0.5)")
+    parser.add_argument("--fee-bps", type=float, default=None,
+                        help="fee per side in bps (default: the exchange's from ccxt, else 10)")
+    parser.add_argument("--slippage-bps", type=float, default=None,
+                        help="slippage per side in bps (default 1)")
+    parser.add_argument("--size", type=float, default=1.0,
+                        help="fraction of equity per trade (default 1: all, fees included)")

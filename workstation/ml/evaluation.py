@@ -82,8 +82,13 @@ def _subset(data: TrainingData, start: int, stop: int) -> TrainingData:
 def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
              train_config: TrainConfig, *, folds: int, device: str = "cpu",
              provenance: str, on_event: Callable[[object], None],
-             stop: threading.Event | None = None) -> EvaluationFinished:
-    """Train and test every fold (see the module docstring); imports torch."""
+             stop: threading.Event | None = None,
+             on_test_predictions: Callable[[Fold, np.ndarray, np.ndarray], None] | None = None,
+             ) -> EvaluationFinished:
+    """Train and test every fold (see the module docstring); imports torch.
+    ``on_test_predictions(fold, classes, confidence)`` receives each fold's predictions on
+    its test span (``[C, test candles]`` per class head, ``CLASS_HEADS`` order): what a
+    backtest of the walk-forward needs."""
     import torch
 
     from .checkpoints import CheckpointStore, apply_weights
@@ -116,9 +121,12 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
         model.eval()
         if series is None:
             series = DeviceSeries(data, device_)
+        confidence = np.zeros((len(CLASS_HEADS), fold.test[1] - fold.test[0]))
         with torch.no_grad():
             predicted = predict_span(model, series, fold.test, model_config.seq_len,
-                                     train_config.batch_size, device_)
+                                     train_config.batch_size, device_, confidence=confidence)
+        if on_test_predictions is not None:
+            on_test_predictions(fold, predicted, confidence)
         fitted = fit_baselines(data, fold.train)
         days = day_blocks(data.ts[slice(*fold.test)])
         heads = {}

@@ -2,7 +2,7 @@
 needs (imports torch).
 
 Each candle is predicted once, from a window in which it has at least half a window of
-history (``trainer.scoring_windows``, the evaluation's rule; the live predictor reads the last
+history (``trainer.predict_span``, the evaluation's rule; the live predictor reads the last
 position of a full window). Features are made on all the candles given, causally, so a
 prediction never depends on a later candle.
 """
@@ -15,17 +15,16 @@ import numpy as np
 import torch
 
 from ..market.candles import Candles
-from .features import make_features
-from .model import TradingTransformer
+from .dataset import DeviceSeries, TrainingData
 from .online import Predictor
-from .targets import CLASSES
-from .trainer import scoring_windows
+from .targets import CLASS_HEADS
+from .trainer import predict_span
 
 
 @dataclass(frozen=True)
 class SpanPredictions:
-    """Per head (``candle``, ``trend``, ``position``, ``regime``): the predicted class and its
-    probability at every candle of ``span``."""
+    """Per class head (``CLASS_HEADS``): the predicted class and its probability at every
+    candle of ``span``."""
 
     span: tuple[int, int]
     classes: dict[str, np.ndarray]
@@ -35,27 +34,12 @@ class SpanPredictions:
 def predict_span_probabilities(predictor: Predictor, candles: Candles, span: tuple[int, int],
                                batch_size: int = 256) -> SpanPredictions:
     """``predictor``'s classes and confidences at every candle of ``span``."""
-    start, stop = span
-    seq_len = predictor.config.seq_len
-    features = torch.from_numpy(np.ascontiguousarray(
-        make_features(candles, predictor.feature_spec))).to(predictor.device)
-    windows = scoring_windows(span, seq_len)
-    classes = {head: np.full(stop - start, -1, dtype=np.int64) for head in CLASSES}
-    confidence = {head: np.zeros(stop - start, dtype=np.float64) for head in CLASSES}
-    offsets = np.arange(seq_len)
-    model: TradingTransformer = predictor.model
+    data = TrainingData.from_candles(candles, feature_spec=predictor.feature_spec,
+                                     target_spec=predictor.target_spec)
+    confidence = np.zeros((len(CLASS_HEADS), span[1] - span[0]))
     with torch.no_grad():
-        for i in range(0, len(windows), batch_size):
-            chunk = windows[i:i + batch_size]
-            index = torch.from_numpy(chunk[:, :1] + offsets).to(predictor.device)
-            out = model(features[index])
-            candle = chunk[:, :1] + offsets
-            scored = (candle >= chunk[:, 1:2]) & (candle < chunk[:, 2:3])
-            where = candle[scored] - start
-            for head in CLASSES:
-                logits = getattr(out, f"{head}_logits")
-                probs = torch.softmax(logits.float(), -1).cpu().numpy()[scored]
-                classes[head][where] = probs.argmax(-1)
-                confidence[head][where] = probs.max(-1)
-    return SpanPredictions(span, classes, confidence)
-
+        classes = predict_span(predictor.model, DeviceSeries(data, predictor.device), span,
+                               predictor.config.seq_len, batch_size, predictor.device,
+                               confidence=confidence)
+    return SpanPredictions(span, dict(zip(CLASS_HEADS, classes)),
+                           dict(zip(CLASS_HEADS, confidence)))

@@ -196,12 +196,13 @@ def scoring_windows(span: tuple[int, int], seq_len: int) -> np.ndarray:
 def predict_span(model: TradingTransformer, series: DeviceSeries, span: tuple[int, int],
                  seq_len: int, batch_size: int, device: torch.device, *,
                  autocast=contextlib.nullcontext, should_stop: Callable[[], bool] = bool,
-                 on_batch: Callable[[ModelOutput, WindowBatch], None] | None = None
-                 ) -> np.ndarray:
+                 on_batch: Callable[[ModelOutput, WindowBatch], None] | None = None,
+                 confidence: np.ndarray | None = None) -> np.ndarray:
     """Each class head's predicted class ``[C, stop - start]`` at every candle of ``span``
     (each scored once, with a warm context: ``scoring_windows``), from a model in eval mode;
     ``on_batch(out, batch)`` sees every batch with targets on the scored candles only (the
-    validation loss is the loss on ``span``)."""
+    validation loss is the loss on ``span``). ``confidence`` (float ``[C, stop - start]``),
+    if given, receives each prediction's probability."""
     start, stop = span
     windows = torch.from_numpy(scoring_windows(span, seq_len)).to(device)
     predicted = torch.full((_C, stop - start), -1, dtype=torch.int64, device=device)
@@ -220,6 +221,9 @@ def predict_span(model: TradingTransformer, series: DeviceSeries, span: tuple[in
         where = candle[scored] - start
         for h, logits in enumerate(head_logits(out).values()):
             predicted[h, where] = logits.argmax(-1)[scored]
+            if confidence is not None:
+                probs = torch.softmax(logits[scored].float(), -1).max(-1).values
+                confidence[h, where.cpu().numpy()] = probs.cpu().numpy()
     return predicted.cpu().numpy()
 
 
