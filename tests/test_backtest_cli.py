@@ -113,7 +113,8 @@ def test_bad_requests_are_one_line(series, capsys):
                           (["--signals", "magic"], "--signals must be annotations or run:RUN"),
                           (["--size", "2"], "size must be a fraction of equity"),
                           (["--fee-bps", "5000"], "fee must be between 0 and 10 %"),
-                          (["--threshold", "1.5"], "--threshold must be between 0 and 1")):
+                          (["--threshold", "1.5"], "--threshold must be between 0 and 1"),
+                          (["--threshold", "0.4,x"], "--threshold must be numbers")):
         code, _, err = backtest(capsys, *base, *argv)
         assert code == 1 and message in err and len(err.strip().splitlines()) == 1, err
 
@@ -121,14 +122,15 @@ def test_bad_requests_are_one_line(series, capsys):
 def test_evaluate_backtests_the_test_spans_each_with_its_folds_model(capsys):
     code = main(["evaluate", "--source", "demo", "--timeframe", "1h", "--max-candles", "3000",
                  "--seq-len", "16", "--batch-size", "32", "--folds", "2", "--epochs", "1",
-                 "--threads", "1", "--backtest", "--threshold", "0", "--fee-bps", "10",
+                 "--threads", "1", "--backtest", "--threshold", "0,1", "--fee-bps", "10",
                  "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     objects = [json.loads(line) for line in out.out.splitlines()]
     folds = [o for o in objects if "fold" in o and o["head"] == "candle"]
-    model, hold = [o for o in objects if o.get("backtest")]
-    assert model["signals"] == "model candle" and hold["signals"] == BUY_AND_HOLD
+    model, never, hold = [o for o in objects if o.get("backtest")]
+    assert model["signals"] == "model candle >= 0" and hold["signals"] == BUY_AND_HOLD
+    assert never["signals"] == "model candle >= 1" and never["metrics"]["# Trades"] == 0
     assert model["assumptions"]["sample"] == "out of sample"
     assert model["assumptions"]["fee"] == 0.001
     assert model["metrics"]["# Trades"] > 10  # the candle head trades candle by candle

@@ -14,7 +14,7 @@ import json
 import numpy as np
 
 from ..errors import WorkstationError
-from .flags import add_cost_flags, add_series_flags
+from .flags import add_cost_flags, add_series_flags, signal_name, thresholds
 
 
 def register(sub) -> None:
@@ -37,12 +37,12 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..backtest.costs import costs_for
     from ..backtest.engine import NEXT_OPEN, SAME_CLOSE, Sizing
-    from ..backtest.report import MARKS, backtest_signals, describe
+    from ..backtest.report import backtest_signals, describe
     from ..market.sources import load_series
 
     sizing = Sizing(size=args.size)
     fill = NEXT_OPEN if args.fill == "next-open" else SAME_CLOSE
-    check_threshold(args.threshold)
+    levels = thresholds(args.threshold)
     source = args.signals.strip()
     if source != "annotations" and not source.startswith("run:"):
         raise WorkstationError(f"--signals must be annotations or run:RUN, got {source!r}")
@@ -52,11 +52,11 @@ def run(args) -> int:
     candles = candles.slice(0, n)
     costs = costs_for(key, fee_bps=args.fee_bps, slippage_bps=args.slippage_bps)
     if source == "annotations":
-        name, signal, span, sample = _annotation_signal(candles, key) + (MARKS,)
+        signals, span = _annotation_signal(candles, key)
     else:
-        name, signal, span, sample = _run_signal(source[4:], candles, key, args)
-    results = backtest_signals(candles, {name: (signal, sample)}, series=key.provenance,
-                               costs=costs, sizing=sizing, fill=fill, cash=args.cash, span=span)
+        signals, span = _run_signals(source[4:], candles, key, args, levels)
+    results = backtest_signals(candles, signals, series=key.provenance, costs=costs,
+                               sizing=sizing, fill=fill, cash=args.cash, span=span)
     if args.json:
         for result in results:
             print(json.dumps(result.to_dict(), allow_nan=False))
@@ -65,12 +65,8 @@ def run(args) -> int:
     return 0
 
 
-def check_threshold(threshold: float) -> None:
-    if not 0 <= threshold <= 1:
-        raise WorkstationError(f"--threshold must be between 0 and 1, got {threshold}")
-
-
 def _annotation_signal(candles, key):
+    from ..backtest.report import MARKS
     from ..backtest.signals import market_marks_signal
     from ..paths import app_paths
 
@@ -78,10 +74,10 @@ def _annotation_signal(candles, key):
     if not signal.any():
         raise WorkstationError(f"no marked trade of {key.market} falls on these "
                                f"{len(candles):,} candles of {key.provenance}")
-    return "trader's marks", signal, (0, len(candles))
+    return {"trader's marks": (signal, MARKS)}, (0, len(candles))
 
 
-def _run_signal(run_id: str, candles, key, args):
+def _run_signals(run_id: str, candles, key, args, levels: tuple[float, ...]):
     from ..backtest.report import IN_SAMPLE, OUT_OF_SAMPLE
     from ..ml.checkpoints import CheckpointStore, read_meta
 
@@ -110,10 +106,14 @@ def _run_signal(run_id: str, candles, key, args):
 
     predictor = Predictor.from_checkpoint(store.load(run_id, which), resolve_device("auto"))
     predicted = predict_span_probabilities(predictor, candles, span)
-    signal = np.zeros(len(candles), dtype=np.int8)
-    signal[span[0]:span[1]] = model_signal(args.head, predicted.classes[args.head],
-                                           predicted.confidence[args.head], args.threshold)
-    return f"run {run_id} {args.head}", signal, span, sample
+    signals = {}
+    for level in levels:
+        signal = np.zeros(len(candles), dtype=np.int8)
+        signal[span[0]:span[1]] = model_signal(args.head, predicted.classes[args.head],
+                                               predicted.confidence[args.head], level)
+        name = signal_name(f"run {run_id} {args.head}", level, len(levels) > 1)
+        signals[name] = (signal, sample)
+    return signals, span
 
 
 def _when(ms: int) -> str:

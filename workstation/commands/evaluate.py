@@ -25,7 +25,7 @@ from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, end_open_line, say
-from .flags import add_cost_flags, add_series_flags
+from .flags import add_cost_flags, add_series_flags, signal_name, thresholds
 
 
 def register(sub) -> None:
@@ -149,12 +149,10 @@ class _WalkForwardSignals:
     of sample, each span with the model that never saw it."""
 
     def __init__(self, args, n: int, marked: bool):
-        from .backtest import check_threshold
-
-        check_threshold(args.threshold)
         self.args = args
+        self.levels = thresholds(args.threshold)
         self.head = args.backtest_head or ("position" if marked else "candle")
-        self.signal = np.zeros(n, dtype=np.int8)
+        self.signals = {level: np.zeros(n, dtype=np.int8) for level in self.levels}
         self.span: tuple[int, int] | None = None
 
     def __call__(self, fold, classes, confidence) -> None:
@@ -163,8 +161,8 @@ class _WalkForwardSignals:
 
         h = CLASS_HEADS.index(self.head)
         start, stop = fold.test
-        self.signal[start:stop] = model_signal(self.head, classes[h], confidence[h],
-                                               self.args.threshold)
+        for level, signal in self.signals.items():
+            signal[start:stop] = model_signal(self.head, classes[h], confidence[h], level)
         self.span = (start if self.span is None else self.span[0], stop)
 
     def report(self, candles, key) -> None:
@@ -176,7 +174,8 @@ class _WalkForwardSignals:
 
         assert self.span is not None
         args = self.args
-        signals = {f"model {self.head}": (self.signal, OUT_OF_SAMPLE)}
+        signals = {signal_name(f"model {self.head}", level, len(self.levels) > 1):
+                   (signal, OUT_OF_SAMPLE) for level, signal in self.signals.items()}
         marks = market_marks_signal(candles, key, app_paths().annotations_db)
         if marks[self.span[0]:self.span[1]].any():
             signals["trader's marks"] = (marks, MARKS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import WorkstationError
 from ..market.timeframes import SUPPORTED
 
 
@@ -31,11 +32,30 @@ def add_exchange_flags(parser) -> None:
 def add_cost_flags(parser) -> None:
     """What a backtest of signals assumes: the confidence a model's signal needs, fees,
     slippage and sizing."""
-    parser.add_argument("--threshold", type=float, default=0.5,
-                        help="a model's signal needs this confidence, else flat (default 0.5)")
+    parser.add_argument("--threshold", default="0.5", metavar="P[,P...]",
+                        help="a model's signal needs this confidence, else flat (default 0.5; "
+                             "several, comma-separated, give one column each)")
     parser.add_argument("--fee-bps", type=float, default=None,
                         help="fee per side in bps (default: the exchange's from ccxt, else 10)")
     parser.add_argument("--slippage-bps", type=float, default=None,
                         help="slippage per side in bps (default 1)")
     parser.add_argument("--size", type=float, default=1.0,
                         help="fraction of equity per trade (default 1: all, fees included)")
+
+
+def thresholds(text: str) -> tuple[float, ...]:
+    """``--threshold 0,0.4,0.5`` as numbers, each checked to be a probability."""
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise WorkstationError(f"--threshold must be numbers between 0 and 1 separated by "
+                               f"commas, got {text!r}") from None
+    for value in values:
+        if not 0 <= value <= 1:
+            raise WorkstationError(f"--threshold must be between 0 and 1, got {value:g}")
+    return values
+
+
+def signal_name(base: str, threshold: float, several: bool) -> str:
+    """A model signal's column name; with several thresholds, each names its own."""
+    return f"{base} >= {threshold:g}" if several else base
