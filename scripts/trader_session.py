@@ -1,10 +1,12 @@
 """Use the real app as a trader would, on a virtual screen, and save a screenshot.
 
 Starts Xvfb, opens ``workstation --source demo`` in a fresh data dir, and drives it with keys
-only (xdotool): marks two trades on the chart, starts training, waits, stops it, and saves
-the screen as a PNG. Needs Debian's ``xvfb``, ``xdotool`` and ``imagemagick``.
+only (xdotool): marks two trades and a region on the chart and saves the screen (the chart),
+starts training (the training workspace comes forward), waits, saves the screen again (the
+workspace), and stops it. Needs Debian's ``xvfb``, ``xdotool`` and ``imagemagick``.
 
-    python scripts/trader_session.py [--out docs/screenshot.png] [--train-seconds 25]
+    python scripts/trader_session.py [--out docs/screenshot.png] [--chart-out docs/chart.png]
+                                     [--train-seconds 25]
 """
 
 from __future__ import annotations
@@ -33,16 +35,22 @@ def keys(*names: str, repeat: int = 1, pause: float = 0.12) -> None:
             time.sleep(pause)
 
 
+def shot(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["import", "-display", DISPLAY, "-window", "root", str(path)], check=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/screenshot.png"))
+    parser.add_argument("--chart-out", type=Path, default=Path("docs/chart.png"))
     parser.add_argument("--train-seconds", type=float, default=25.0)
     args = parser.parse_args()
     for tool in ("Xvfb", "xdotool", "import"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is missing: apt-get install xvfb xdotool imagemagick")
     home = tempfile.mkdtemp(prefix="workstation-session-")
-    xvfb = subprocess.Popen(["Xvfb", DISPLAY, "-screen", "0", "1920x1080x24", "-nolisten", "tcp"])
+    xvfb = subprocess.Popen(["Xvfb", DISPLAY, "-screen", "0", "1500x900x24", "-nolisten", "tcp"])
     app = None
     try:
         time.sleep(1.0)
@@ -51,7 +59,7 @@ def main() -> int:
         app = subprocess.Popen([sys.executable, "-m", "workstation", "--source", "demo",
                                 "--speed", "30"], env=env)
         window = xdo("search", "--sync", "--name", "Workstation").splitlines()[0]
-        xdo("windowsize", window, "1920", "1080")
+        xdo("windowsize", window, "1500", "900")
         xdo("windowmove", window, "0", "0")
         xdo("windowfocus", window)  # no window manager on Xvfb: focus directly
         time.sleep(4.0)  # the demo history loads and the device warms up
@@ -71,16 +79,16 @@ def main() -> int:
         keys("m")                             # mark, then label a range as uptrend
         keys("Right", repeat=10, pause=0.02)
         keys("1")
-        keys("F5")                            # Start training
+        time.sleep(1.0)
+        shot(args.chart_out)
+        keys("F5")                            # Start training: its workspace comes forward
         time.sleep(args.train_seconds)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["import", "-display", DISPLAY, "-window", "root", str(args.out)],
-                       check=True)
+        shot(args.out)
         keys("shift+F5")                      # Stop (saves a checkpoint)
         time.sleep(3.0)
         keys("ctrl+q")
         app.wait(60)
-        print(f"screenshot: {args.out}; app exited with {app.returncode}")
+        print(f"screenshots: {args.chart_out}, {args.out}; app exited with {app.returncode}")
         return 0 if app.returncode == 0 else 1
     finally:
         if app is not None and app.poll() is None:

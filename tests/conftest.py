@@ -272,15 +272,15 @@ def demo_live(paths, n: int = 1500, seed: int = 3):
 
 @pytest.fixture
 def make_dock(qtbot, paths):
-    """``make_dock(live=None, chart=None, epochs=2)``: a TrainingDock on ``live`` (default:
+    """``make_dock(live=None, chart=None, epochs=2)``: a TrainingPanel on ``live`` (default:
     ``demo_live``) drawing on ``chart``, warmed up and set to the tiny preset on the CPU; each
     one must shut down cleanly after the test."""
-    from workstation.ui.training.panel import TrainingDock
+    from workstation.ui.training.panel import TrainingPanel
 
     docks = []
 
     def make(live=None, chart=None, epochs: int = 2):
-        dock = TrainingDock(paths, live or demo_live(paths), chart)
+        dock = TrainingPanel(paths, live or demo_live(paths), chart)
         qtbot.addWidget(dock)
         docks.append(dock)
         assert dock.state == "preparing"  # the device warms up on its own thread

@@ -208,7 +208,7 @@ def test_next_and_previous_jump_between_annotations_and_select_them(host):
     assert host.layer.graphics.selected.label == "uptrend"
 
 
-def test_e_edits_the_notes_in_a_dialog_and_undo_restores_them(host, qtbot):
+def test_e_edits_the_notes_in_an_overlay_and_undo_restores_them(host, qtbot):
     host.cursor_to(70)
     host.press(Key.Key_S)
     host.cursor_to(75)
@@ -217,15 +217,16 @@ def test_e_edits_the_notes_in_a_dialog_and_undo_restores_them(host, qtbot):
     host.press(Key.Key_P)  # selects it in the list too
     assert host.chart.cursor_index == 70
 
-    def fill_in():
-        dialog = QtWidgets.QApplication.activeModalWidget()
-        assert isinstance(dialog, QtWidgets.QInputDialog)
-        assert "short trade" in dialog.labelText()
-        dialog.setTextValue("faded the spike\nsecond line")
-        dialog.accept()
-
-    QtCore.QTimer.singleShot(0, fill_in)
     host.press(Key.Key_E)
+    editor = host.layer.notes_editor
+    assert editor.isVisible() and "short trade" in editor.title.text()
+    qtbot.waitUntil(editor.text.hasFocus)
+    QTest.keyClicks(editor.text, "faded the spike")
+    QTest.keyClick(editor.text, Key.Key_Return)  # a new line, not "save"
+    QTest.keyClicks(editor.text, "second line")
+    QTest.keyClick(editor.text, Key.Key_Return, QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert not editor.isVisible()
+    qtbot.waitUntil(host.chart.view.hasFocus)  # the keyboard is back on the chart
     (trade,) = host.layer.model.annotations()
     assert trade.notes == "faded the spike\nsecond line"
     assert host.layer.store.get(trade.id).notes == trade.notes

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui
 from PySide6.QtTest import QTest
 
 from workstation.market.candles import Candles
@@ -463,3 +463,28 @@ def test_a_million_candles_paint_per_pixel_column_colours_from_the_data(chart, q
         # Above the block's highest high there is no candle colour in that column.
         above = row_of(chart, float(high[b * block:(b + 1) * block].max())) - 4
         assert img.pixelColor(x, above) not in (UP, DOWN)
+
+
+def test_a_moving_price_tag_repaints_whole_the_labels_it_hides_and_shows_again(chart, qtbot):
+    from workstation.ui.chart.axis import Tag
+
+    chart.set_candles(make_candles(120, seed=5))
+    chart.set_autoscale(False)
+    settle(qtbot)
+    axis = chart.price_axis
+    text_h = axis._metrics.height()
+    to_y = axis._view_to_local()
+    level = float(axis.values[len(axis.values) // 2])
+    step = float(axis.values[1] - axis.values[0])
+    updated: list[QtCore.QRectF] = []
+    original = axis.update
+    axis.update = lambda *rect: (updated.append(QtCore.QRectF(*rect)), original(*rect))
+    # The tag sits just beside a label (hiding it), then moves two labels away (showing it).
+    for value in (level + step * 0.35, level + step * 2.5):
+        axis.set_tag("cross", Tag(value, f"{value:.2f}", pg.mkColor("w"), pg.mkColor("k")))
+    y = to_y.m22() * level + to_y.dy()
+    label = QtCore.QRectF(0, y - text_h / 2, axis.size().width(), text_h)
+    region = QtGui.QRegion()
+    for rect in updated:
+        region = region.united(rect.toAlignedRect())
+    assert region.contains(label.toAlignedRect()), (label, updated)

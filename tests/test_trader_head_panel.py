@@ -104,9 +104,14 @@ def test_each_validation_updates_the_confusion_matrices_and_the_baselines(qtbot,
         # the readout: the accuracy beside the best baseline, in the CLI's words
         assert describe("val", score) in dock.readout.text(head)
         assert f"({score.best_baseline} " in dock.readout.text(head)
-    baseline = dock.curves.baselines["candle_val"]
-    assert baseline.name == last.heads["candle"].best_baseline
-    assert baseline.value == last.heads["candle"].best_baseline_accuracy
+    for head in CLASS_HEADS:  # each head's curve beside its best and majority baselines
+        score = last.heads[head]
+        best, majority = (dock.curves.baselines[f"{head}_{kind}"] for kind in ("best",
+                                                                               "majority"))
+        assert best.name == score.best_baseline
+        assert best.value == score.best_baseline_accuracy
+        assert majority.value == score.baselines["majority"]
+        assert best.label in dock.curves.plots[head].legend_names()
 
     dock.settings.epochs.setValue(1)  # a new run starts with empty matrices
     dock.start_training()

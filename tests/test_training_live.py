@@ -88,12 +88,15 @@ def test_live_training_on_a_fast_replay_predicts_learns_and_marks(qtbot, replay,
     wait_live(qtbot, dock)
     overlays = replay.chart.overlays
     qtbot.waitUntil(lambda: dock.events_seen["LiveStep"] >= 1, timeout=WAIT_MS)
-    assert overlays.ghost is not None and overlays.count(CURRENT) >= 2
-    assert overlays.ghost.ts == int(replay.live.candles.ts[-1]) + 60_000
+    # One mark for the predicted candle (no ghost candle, arrow or label), and the badge.
+    assert overlays.ghost is None and overlays.count(MARKS) == 1
+    assert int(overlays.lanes[MARKS].ts[-1]) == int(replay.live.candles.ts[-1]) + 60_000
+    assert overlays.count(CURRENT) == 0 and overlays.badge.group == CURRENT
 
     replay.feed(30, qtbot, pause_ms=30)
     qtbot.waitUntil(lambda: dock.overlay.right + dock.overlay.wrong >= 12, timeout=WAIT_MS)
-    assert overlays.count(MARKS) == dock.overlay.right + dock.overlay.wrong
+    # Each settled next-candle call marks its own candle's mark: still one per candle.
+    assert overlays.count(MARKS) == dock.overlay.marks > dock.overlay.right + dock.overlay.wrong
     curves = dock.curves.series
     assert len(curves["live_loss"]) >= 2 and all(y > 0 for y in curves["live_loss"].y)
     qtbot.waitUntil(lambda: len(curves["live_trend_acc"]) >= 1, timeout=WAIT_MS)
@@ -114,7 +117,8 @@ def test_live_training_on_a_fast_replay_predicts_learns_and_marks(qtbot, replay,
     assert dock.events_seen["LiveSaved"] == 1
     saved = CheckpointStore(paths.checkpoints_dir).load(dock.current_run_id)
     assert saved.meta["reason"] == "online" and saved.step >= 2
-    assert overlays.count(CURRENT) == 0 and overlays.ghost is None  # live mode ended
+    # Live mode ended: the suggestion goes, the marks stay until the trader clears them.
+    assert overlays.badge is None and overlays.count(MARKS) == dock.overlay.marks > 12
 
 
 def test_live_inference_uses_the_trained_run_and_trains_nothing(qtbot, replay, make_dock):
@@ -150,8 +154,10 @@ def test_live_mode_follows_a_switch_of_series(qtbot, replay, make_dock):
     replay.rest = [other.row(i) for i in range(760, 800)]
     replay.feed(3, qtbot, pause_ms=30)
     overlays = replay.chart.overlays
-    qtbot.waitUntil(lambda: overlays.ghost is not None
-                    and overlays.ghost.ts == int(other.ts[762]) + 60_000, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: MARKS in overlays.lanes
+                    and int(overlays.lanes[MARKS].ts[-1]) == int(other.ts[762]) + 60_000,
+                    timeout=WAIT_MS)
+    assert int(overlays.lanes[MARKS].ts[0]) >= int(other.ts[760])  # none of the old series
     assert dock.state == "live", dock.detail
 
 

@@ -11,7 +11,7 @@ import time
 
 from PySide6.QtWidgets import QMessageBox
 
-from workstation.ui.training.panel import STATES, TrainingDock
+from workstation.ui.training.panel import STATES, TrainingPanel
 from workstation.ui.training.worker import ProgressRelay
 
 from conftest import WAIT_MS, demo_live
@@ -70,8 +70,11 @@ def test_start_training_updates_curves_and_gauges_then_stop(qtbot, make_dock, pa
     assert len(curves["candle_train"]) and len(curves["trend_val"]) and len(curves["lr"])
     assert len(curves["samples_per_s"])
     assert all(y > 0 for y in curves["loss_train"].y)
-    baseline = dock.curves.baselines["candle_val"]
-    assert baseline.value is not None and baseline.line.isVisible()
+    for name in ("candle_best", "candle_majority", "trend_best", "trend_majority"):
+        baseline = dock.curves.baselines[name]
+        assert baseline.value is not None and baseline.visible
+    assert dock.curves.baselines["candle_best"].label.startswith("best baseline: ")
+    assert len(curves["grad_norm"]) and len(curves["mem_allocated"])
     assert dock.readout.text("loss") != "—" and "majority" in dock.readout.text("candle")
     qtbot.waitUntil(lambda: dock.gauges.samples >= 2, timeout=5000)
     assert dock.gauges.active
@@ -107,7 +110,7 @@ def test_restart_run_gives_a_new_run_id_and_resets_the_curves(qtbot, make_dock):
     qtbot.waitUntil(lambda: dock.events_seen["BatchEnd"] >= 1, timeout=WAIT_MS)
     dock.stop()
     wait_idle(qtbot, dock)
-    assert min(dock.curves.series["loss_train"].x) <= 3  # counted from the new run's step 0
+    assert min(dock.curves.series["loss_train"].steps) <= 3  # from the new run's step 0
 
 
 def test_clear_checkpoints_asks_with_count_and_size_and_empties_the_folder(
@@ -201,7 +204,7 @@ def test_a_device_that_cannot_start_shows_failed(qtbot, paths, monkeypatch):
         raise RuntimeError("CUDA error: no kernel image is available for execution")
 
     monkeypatch.setattr(ml_device, "training_step", broken_step)
-    dock = TrainingDock(paths, demo_live(paths))
+    dock = TrainingPanel(paths, demo_live(paths))
     qtbot.addWidget(dock)
     qtbot.waitUntil(lambda: dock.state == "failed", timeout=WAIT_MS)
     assert "no kernel image" in dock.detail

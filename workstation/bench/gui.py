@@ -128,7 +128,7 @@ def bench(seconds: float, idle_seconds: float, presets=("small", "tiny"), device
     from ..market.series import SeriesKey
     from ..paths import app_paths
     from ..ui.live_data import LiveData
-    from ..ui.training.panel import TrainingDock
+    from ..ui.training.panel import TrainingPanel
 
     app = QApplication.instance() or QApplication([])  # noqa: F841 - kept alive for the run
     cases = []
@@ -137,8 +137,8 @@ def bench(seconds: float, idle_seconds: float, presets=("small", "tiny"), device
         live = LiveData(paths.candle_cache)
         live.candles = demo_candles(n_candles, seed=11)
         live.key = SeriesKey("demo", "DEMO/USDT", "1m")
-        dock = TrainingDock(paths, live)
-        dock.resize(480, 900)
+        dock = TrainingPanel(paths, live)
+        dock.resize(1160, 640)  # its room as a tab of a 1500 x 900 window
         dock.show()
         try:
             _wait(lambda: dock.state == "idle", 120, "device warm-up")

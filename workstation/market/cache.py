@@ -12,7 +12,7 @@ leaves the cache as it was before that write.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +61,22 @@ CREATE TABLE IF NOT EXISTS coverage (
 """
 
 
+# Files imported into the cache (csv:FILE opened in the window): which file, as it was
+# (size, mtime), under which series, how many candles. Added after schema 1; made when first
+# needed, so that caches of every version stay readable by every version.
+_IMPORTED_FILES = """
+CREATE TABLE IF NOT EXISTS imported_files (
+    path TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    timeframe TEXT NOT NULL,
+    source TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    candles INTEGER NOT NULL,
+    PRIMARY KEY (path, symbol, timeframe)
+) WITHOUT ROWID
+"""
+
 _TABLES = {"series", "blocks", "coverage"}
 _LOST = "candles in it can be fetched or imported again"
 
@@ -85,6 +101,25 @@ class SeriesSummary:
     last_ts: int
     gaps: int  # stretches of missing candles between first and last
     missing: int  # candles missing between first and last
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """A file as it is now: its absolute path, size and modification time (ns). A file whose
+    stamp changed is imported again."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, path: str | Path) -> FileStamp:
+        resolved = Path(path).expanduser().resolve()
+        try:
+            st = resolved.stat()
+        except OSError as exc:
+            raise CacheError(f"{resolved}: cannot read: {exc.strerror or exc}") from exc
+        return cls(str(resolved), st.st_size, st.st_mtime_ns)
 
 
 def _pack(ts: np.ndarray, cols: list[np.ndarray]) -> bytes:
@@ -250,6 +285,74 @@ class CandleCache:
         self._db.execute("INSERT INTO coverage (series_id, start_ts, end_ts) VALUES (?,?,?)",
                          (series_id, start, end))
 
+    def replace_with_file(self, key: SeriesKey, candles: Candles, stamp: FileStamp,
+                          progress: Callable[[float], None] | None = None) -> int:
+        """Make ``key``'s candles exactly ``candles`` (what was there is dropped) and record
+        that they are the file ``stamp``, in one transaction: a crash leaves the old series
+        and record, or the new. Another file recorded under the same series loses its record
+        (it is imported again when opened). ``progress(fraction)`` hears each block written;
+        an exception it raises rolls everything back. Returns the number of candles."""
+        if candles.timeframe != key.timeframe:
+            raise CacheError(f"{key}: candles are {candles.timeframe.name}, "
+                             f"not {key.timeframe.name}")
+        n = len(candles) if candles.last_closed else len(candles) - 1
+        span = BLOCK_CANDLES * key.timeframe.ms
+        with self._transaction():
+            self._db.execute(_IMPORTED_FILES)
+            series_id = self._new_series_id(key)
+            self._db.execute("DELETE FROM blocks WHERE series_id=?", (series_id,))
+            self._db.execute("DELETE FROM coverage WHERE series_id=?", (series_id,))
+            self._db.execute("DELETE FROM imported_files WHERE source=? AND symbol=? AND "
+                             "timeframe=?", (key.source, key.symbol, key.timeframe.name))
+            if n > 0:
+                cols = [c[:n] for c in candles.columns()]
+                block_of = cols[0] // span
+                starts = np.flatnonzero(np.concatenate(([True], block_of[1:] != block_of[:-1])))
+                ends = np.append(starts[1:], n)
+                for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+                    self._merge_block(series_id, int(block_of[s]), [c[s:e] for c in cols])
+                    if progress is not None and (i % 64 == 0 or i == len(starts) - 1):
+                        progress((i + 1) / len(starts))
+                self._add_coverage(series_id, int(candles.ts[0]), int(candles.ts[n - 1]))
+            self._db.execute(
+                "INSERT OR REPLACE INTO imported_files (path, symbol, timeframe, source, size, "
+                "mtime_ns, candles) VALUES (?,?,?,?,?,?,?)",
+                (stamp.path, key.symbol, key.timeframe.name, key.source, stamp.size,
+                 stamp.mtime_ns, max(n, 0)))
+        return max(n, 0)
+
+    def imported(self, stamp: FileStamp, key: SeriesKey) -> bool:
+        """Whether ``key`` holds the file ``stamp`` as it is now (same path, size and mtime,
+        imported under this key, and every candle still there)."""
+        with self._reading():
+            if not self._has_imports():
+                return False
+            row = self._db.execute(
+                "SELECT source, size, mtime_ns, candles FROM imported_files WHERE path=? AND "
+                "symbol=? AND timeframe=?",
+                (stamp.path, key.symbol, key.timeframe.name)).fetchone()
+            if row is None or tuple(row[:3]) != (key.source, stamp.size, stamp.mtime_ns):
+                return False
+            series_id = self._series_id(key)
+            held = 0 if series_id is None else self._db.execute(
+                "SELECT COALESCE(SUM(count), 0) FROM blocks WHERE series_id=?",
+                (series_id,)).fetchone()[0]
+            return held == row[3] and held > 0
+
+    def imported_symbols(self, path: str | Path) -> list[str]:
+        """The symbols the file at ``path`` was imported under, most candles first."""
+        resolved = str(Path(path).expanduser().resolve())
+        with self._reading():
+            if not self._has_imports():
+                return []
+            return [symbol for (symbol,) in self._db.execute(
+                "SELECT symbol FROM imported_files WHERE path=? GROUP BY symbol "
+                "ORDER BY MAX(candles) DESC, symbol", (resolved,))]
+
+    def _has_imports(self) -> bool:
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                                "name='imported_files'").fetchone() is not None
+
     def delete(self, key: SeriesKey) -> bool:
         with self._transaction():
             series_id = self._series_id(key)
@@ -304,6 +407,15 @@ class CandleCache:
         if cursor <= end:
             gaps.append((cursor, end))
         return gaps
+
+    def keys(self) -> list[SeriesKey]:
+        """The series that hold candles, without reading them (sorted as ``series()``)."""
+        with self._reading():
+            return [SeriesKey(source, symbol, timeframe) for source, symbol, timeframe in
+                    self._db.execute(
+                        "SELECT source, symbol, timeframe FROM series WHERE EXISTS (SELECT 1 "
+                        "FROM blocks WHERE blocks.series_id = series.id) ORDER BY source, "
+                        "symbol, timeframe")]
 
     def series(self) -> list[SeriesSummary]:
         """What the cache holds, one summary per series."""

@@ -15,6 +15,7 @@ import gzip
 import io
 import re
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -142,11 +143,54 @@ def _timestamps_ms(path: Path, rows: _Rows, first: int, raw_ts: np.ndarray) -> n
     return np.where(ts >= _MICROSECONDS_ABOVE, ts // 1000, ts)
 
 
-def read_candles_csv(path: str | Path, timeframe: str | Timeframe) -> Candles:
-    """Parse and validate a candle CSV (see the module docstring); raises ``CsvFormatError``."""
+Progress = Callable[[float, str], None]
+"""``progress(fraction done, what is being done)``: told a few dozen times per file."""
+PARSE_ROWS = 100_000  # rows parsed per step (one progress report each)
+
+
+def _step(progress: Progress | None, stop: Callable[[], bool] | None, done: float,
+          what: str) -> None:
+    if stop is not None and stop():
+        raise ImportCancelled("the import was cancelled")
+    if progress is not None:
+        progress(done, what)
+
+
+def _parse_rows(path: Path, rows: _Rows, first: int, columns: list[int],
+                progress: Progress | None, stop: Callable[[], bool] | None,
+                span: tuple[float, float]) -> np.ndarray:
+    """The used columns of every candle row as floats, ``PARSE_ROWS`` rows a step."""
+    n = len(rows.lines) - first
+    parts = []
+    for start in range(first, len(rows.lines), PARSE_ROWS):
+        end = min(start + PARSE_ROWS, len(rows.lines))
+        try:
+            parts.append(np.loadtxt(rows.lines[start:end], delimiter=",", usecols=columns,
+                                    dtype=np.float64, ndmin=2, comments=None, encoding=None))
+        except ValueError as exc:
+            raise CsvFormatError(_locate_bad_field(path, rows, start, columns, exc)) from None
+        _step(progress, stop, span[0] + (span[1] - span[0]) * (end - first) / n,
+              f"parsed {end - first:,} of {n:,} rows")
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+class ImportCancelled(WorkstationError):
+    """``stop()`` said so between two steps of reading a file."""
+
+
+def read_candles_csv(path: str | Path, timeframe: str | Timeframe, *,
+                     progress: Progress | None = None,
+                     stop: Callable[[], bool] | None = None) -> Candles:
+    """Parse and validate a candle CSV (see the module docstring); raises ``CsvFormatError``.
+    ``progress`` hears how far it is (fractions 0 to 1); ``stop()`` true between two steps
+    ends it with ``ImportCancelled``."""
     path = Path(path)
     tf = parse_timeframe(timeframe)
-    rows = _Rows(_read_bytes(path).splitlines())
+    _step(progress, stop, 0.0, f"reading {path.name}")
+    data = _read_bytes(path)
+    _step(progress, stop, 0.08, "splitting lines")
+    rows = _Rows(data.splitlines())
+    del data
     if not rows.lines:
         raise CsvFormatError(f"{path}: the file holds no candles")
     first = rows.lines[0].decode("utf-8", "replace").strip().split(",")
@@ -162,12 +206,11 @@ def read_candles_csv(path: str | Path, timeframe: str | Timeframe) -> Candles:
         columns = _columns_from_header(path, first, rows.line_no(0))
     if len(rows.lines) == header_rows:
         raise CsvFormatError(f"{path}: the file has a header but no candles")
+    _step(progress, stop, 0.15, "checking columns")
     _check_column_counts(path, rows, header_rows, len(first))
-    try:
-        table = np.loadtxt(rows.lines[header_rows:], delimiter=",", usecols=columns,
-                           dtype=np.float64, ndmin=2, comments=None, encoding=None)
-    except ValueError as exc:
-        raise CsvFormatError(_locate_bad_field(path, rows, header_rows, columns, exc)) from None
+    _step(progress, stop, 0.25, "parsing")
+    table = _parse_rows(path, rows, header_rows, columns, progress, stop, (0.25, 0.9))
+    _step(progress, stop, 0.9, "validating")
     ts = _timestamps_ms(path, rows, header_rows, table[:, 0])
     cols = [ts] + [np.ascontiguousarray(table[:, i + 1]) for i in range(5)]
     problem = find_problem(*cols, timeframe=tf)

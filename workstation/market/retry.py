@@ -78,3 +78,49 @@ async def call_with_retry(
                 on_retry(attempt, delay, error)
             await asyncio.sleep(delay)
             attempt += 1
+
+
+UNREACHABLE = "unreachable"  # no answer: no network, DNS, refused connection, timeout, 5xx down
+RATE_LIMITED = "rate limited"  # the exchange answered: too many requests (HTTP 429, 418)
+REFUSED = "refused"  # the exchange answered with an error, or the request was never valid
+
+
+def _ccxt_error(error: BaseException | None) -> ccxt.BaseError | None:
+    """The ccxt error ``error`` is, or was raised from (``from``/context chain)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, ccxt.BaseError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def failure_kind(error: BaseException) -> str:
+    """Why an exchange call failed, by ccxt's error class: ``UNREACHABLE`` for a
+    ``ccxt.NetworkError`` (the exchange cannot be reached), ``RATE_LIMITED`` for its
+    ``DDoSProtection`` and ``RateLimitExceeded`` (it was reached and said "too many
+    requests"), ``REFUSED`` for everything else (``ExchangeError``: a bad symbol or request;
+    ``OperationFailed`` answers such as Binance's -1000; errors that are not ccxt's)."""
+    found = _ccxt_error(error)
+    if isinstance(found, (ccxt.DDoSProtection, ccxt.RateLimitExceeded)):
+        return RATE_LIMITED
+    if isinstance(found, ccxt.NetworkError):
+        return UNREACHABLE
+    return REFUSED
+
+
+def failure_text(exchange_id: str, error: BaseException) -> str:
+    """One line saying why ``exchange_id`` failed, led by what ``failure_kind`` found."""
+    found = _ccxt_error(error)
+    cause = f"{type(found).__name__}: {found}" if found is not None else ""
+    kind = failure_kind(error)
+    if kind == UNREACHABLE:
+        return (f"{exchange_id} cannot be reached (no network connection, or the exchange is "
+                f"down): {cause or error}")
+    if kind == RATE_LIMITED:
+        return (f"{exchange_id} is refusing requests for now (too many requests; retry in a "
+                f"minute): {cause or error}")
+    if found is None:  # our own check (no such market, no such timeframe): it says it all
+        return str(error)
+    return f"{exchange_id} answered with an error ({type(found).__name__}): {error}"

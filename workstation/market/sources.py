@@ -4,15 +4,18 @@ for another: a source with no data is an error that says what to do."""
 
 from __future__ import annotations
 
+import re
 import time
 import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import WorkstationError
 from ..paths import app_paths
-from .cache import CandleCache
+from .cache import CacheError, CandleCache, FileStamp
 from .candles import Candles
-from .csv_io import read_candles_csv
+from .csv_io import CsvFormatError, ImportCancelled, Progress, read_candles_csv
 from .demo import DEMO_SYMBOL, DemoMarket, demo_anchor
 from .series import DEMO_SOURCE, SeriesKey
 from .timeframes import Timeframe, parse_timeframe
@@ -60,6 +63,100 @@ def load_series(spec: str, symbol: str | None, timeframe: str | Timeframe, *,
     if max_candles is not None and len(candles) > max_candles:
         candles = candles.slice(len(candles) - max_candles, len(candles))
     return candles, key
+
+
+# -- the symbol a source opens with -------------------------------------------------------
+EXCHANGE_SYMBOLS = ("ETH/USDT", "BTC/USDT")  # what an exchange opens with when nothing is known
+_QUOTES = ("USDT", "USDC", "FDUSD", "BUSD", "TUSD", "USD", "EUR", "BTC", "ETH", "BNB")
+_FILE_SYMBOL = re.compile(r"^([A-Z0-9]{2,10}?)[-_/]?(" + "|".join(_QUOTES) + r")(?=$|[^A-Z])")
+
+
+def symbol_from_file_name(name: str) -> str | None:
+    """``ETH/USDT`` for ``ethusdt_1m.csv.gz`` or ``ETH-USDT-1h.csv``; None when the name
+    does not start with a base and a known quote currency."""
+    found = _FILE_SYMBOL.match(Path(name).name.upper())
+    return f"{found.group(1)}/{found.group(2)}" if found else None
+
+
+def symbol_for(source: str, timeframe: str | Timeframe, *, remembered: str | None = None,
+               cached: Sequence[SeriesKey] = (), imported: Sequence[str] = ()) -> str | None:
+    """The symbol to open ``source`` with when none is given: the one last used with it
+    (``remembered``), else the first of its cached symbols (``cached``: the cache's keys;
+    those on ``timeframe`` first, ETH/USDT and BTC/USDT before the rest), else DEMO/USDT for
+    the demo market, the symbol a file was imported under (``imported``) or its name says for
+    ``csv:FILE``, ETH/USDT for an exchange. None: nothing sensible (a cache with nothing)."""
+    spec = source.strip()
+    if remembered and remembered.strip():
+        return remembered.strip().upper()
+    tf = parse_timeframe(timeframe)
+    if spec == DEMO_SOURCE:
+        return DEMO_SYMBOL
+    if spec.startswith("csv:"):
+        return imported[0] if imported else symbol_from_file_name(spec[4:])
+    if spec == "cache":
+        mine = [k for k in cached if not k.is_demo]
+    else:
+        name = spec[6:] if spec.startswith("cache:") else spec
+        mine = [k for k in cached if k.source == name.strip().lower()]
+    if mine:
+        def rank(key: SeriesKey):
+            known = EXCHANGE_SYMBOLS.index(key.symbol) if key.symbol in EXCHANGE_SYMBOLS else 9
+            return (key.timeframe != tf, known, key.symbol)
+        return min(mine, key=rank).symbol
+    return None if spec.startswith("cache") else EXCHANGE_SYMBOLS[0]
+
+
+# -- candle files, imported into the cache once ------------------------------------------
+@dataclass(frozen=True)
+class FileOpened:
+    """What ``open_candle_file`` found: the candles, their key, and whether the file was
+    read now (``imported``) or its cached copy was used."""
+
+    candles: Candles
+    key: SeriesKey
+    imported: bool
+
+
+def file_key(path: str | Path, symbol: str, timeframe: str | Timeframe) -> SeriesKey:
+    """The series a candle file is: ``csv:NAME`` (its file name), the symbol, the timeframe."""
+    return SeriesKey(f"csv:{Path(path).name}", symbol, timeframe)
+
+
+def open_candle_file(path: str | Path, symbol: str, timeframe: str | Timeframe, *,
+                     cache_path: Path, progress: Progress | None = None,
+                     stop: Callable[[], bool] | None = None) -> FileOpened:
+    """The candles of a CSV file, through the candle cache: the first opening parses and
+    validates the file and stores it in the cache (under ``file_key``, with the file's path,
+    size and mtime); later openings of the unchanged file read the cache. A changed file
+    (size or mtime) is imported again and replaces its old candles. ``progress(fraction,
+    what)`` hears how far an import is; ``stop()`` true between two steps cancels it
+    (``ImportCancelled``), leaving the cache as it was."""
+    path = Path(path).expanduser()
+    tf = parse_timeframe(timeframe)
+    key = file_key(path, symbol, tf)
+    try:
+        stamp = FileStamp.of(path)
+    except CacheError as exc:
+        raise CsvFormatError(str(exc)) from None
+    with CandleCache(cache_path) as cache:
+        if cache.imported(stamp, key):
+            return FileOpened(cache.load(key), key, imported=False)
+
+    def reading(done: float, what: str) -> None:
+        if progress is not None:
+            progress(0.85 * done, what)
+
+    candles = read_candles_csv(path, tf, progress=reading, stop=stop)
+
+    def storing(done: float) -> None:
+        if stop is not None and stop():
+            raise ImportCancelled("the import was cancelled")
+        if progress is not None:
+            progress(0.85 + 0.15 * done, "storing in the candle cache")
+
+    with CandleCache(cache_path) as cache:
+        cache.replace_with_file(key, candles, stamp, progress=storing)
+    return FileOpened(candles, key, imported=True)
 
 
 def _cached_key(cache: CandleCache, spec: str, symbol: str, tf: Timeframe) -> SeriesKey:

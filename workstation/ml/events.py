@@ -3,8 +3,9 @@ threads; importing them does not import torch, so the window dispatches on their
 
 A run emits ``RunStarted``, then ``BatchEnd`` every ``log_every`` steps, ``EpochEnd`` and
 ``CheckpointSaved`` after each epoch, and ends with exactly one ``Finished`` or ``Failed``.
-Live mode (``live.LiveSession``) emits ``LiveReady``, a ``LiveStep`` per processed candle,
-``LiveSaved`` if it trained, and ends with ``LiveEnded`` or ``Failed``. A metric that has no
+Live mode (``live.LiveSession``) emits ``LiveReady``, a ``LiveStep`` per processed candle (with
+the rolling ``LiveAccuracy`` of each market head beside its baselines), ``LiveSaved`` if it
+trained, and ends with ``LiveEnded`` or ``Failed``. A metric that has no
 data is ``None`` (shown as "—"), never 0.
 """
 
@@ -194,11 +195,54 @@ class LiveReady:
 
 
 @dataclass(frozen=True)
+class LiveAccuracy:
+    """One market head's live score: of its last ``n`` matured predictions on the series shown
+    (at most ``window``), the share the model got right (``accuracy``), beside two baselines
+    scored on the same outcomes: ``majority``, always calling the class most common among them
+    (``majority_class``, chosen in hindsight: the best constant call), and ``persistence``,
+    calling the move that had just completed when each prediction was made (the previous
+    candle's direction; the trend of the last H candles), as training's baselines do. The
+    persistence call of a prediction is the outcome of the one made a move earlier, so it
+    scores the ``persistence_n`` of the ``n`` whose earlier move was settled too (all but the
+    first one or H). A value without data is None (shown as "—")."""
+
+    head: str
+    window: int
+    n: int
+    accuracy: float | None = None
+    majority: float | None = None
+    majority_class: str | None = None
+    persistence: float | None = None
+    persistence_n: int = 0
+
+    @property
+    def best_baseline(self) -> str | None:
+        """``majority`` or ``persistence``, whichever scored higher (None without data)."""
+        scored = [(v, name) for name, v in (("majority", self.majority),
+                                            ("persistence", self.persistence)) if v is not None]
+        return max(scored)[1] if scored else None
+
+    @property
+    def best_baseline_accuracy(self) -> float | None:
+        name = self.best_baseline
+        return getattr(self, name) if name else None
+
+    @property
+    def margin(self) -> float | None:
+        """The accuracy minus the best baseline's (None without data)."""
+        best = self.best_baseline_accuracy
+        return None if self.accuracy is None or best is None else self.accuracy - best
+
+
+@dataclass(frozen=True)
 class LiveStep:
-    """One ``online.OnlineStep`` of the learner, on the series of ``generation``."""
+    """One ``online.OnlineStep`` of the learner, on the series of ``generation``, with the
+    session's rolling ``accuracy`` after it (head -> ``LiveAccuracy``, for ``candle`` and
+    ``trend``; ``live.RollingAccuracy`` scores it, in both live modes)."""
 
     generation: int
     step: Any
+    accuracy: dict[str, LiveAccuracy] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -212,8 +256,12 @@ class LiveSaved:
 
 @dataclass(frozen=True)
 class LiveEnded:
+    """Live mode ended at a stop; ``accuracy`` is the rolling accuracy of its last step
+    (empty without one)."""
+
     steps: int
     predictions: int
+    accuracy: dict[str, LiveAccuracy] = field(default_factory=dict)
 
 
 # -- walk-forward evaluation --------------------------------------------------------------------

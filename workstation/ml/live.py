@@ -5,8 +5,10 @@ history it needs before the newest candle it has not processed, plus a margin), 
 (snapshots offered while a step runs replace each other; the learner then processes the
 candles it missed as one step and says so), resetting the learner when another series is
 shown (a new ``generation``; results carry their generation, so the window drops those of a
-series it no longer shows), and maturing predictions (the learner settles each one once its
-outcome candle has closed). The window only runs ``run()`` on a worker thread, hands it each
+series it no longer shows), maturing predictions (the learner settles each one once its
+outcome candle has closed) and scoring them: ``RollingAccuracy``, each market head's last 100
+matured predictions beside the majority and persistence baselines of the same outcomes, in
+both live modes. The window only runs ``run()`` on a worker thread, hands it each
 newest candles with ``offer`` and shows the events it reports (``events.LiveReady``,
 ``LiveStep``, ``LiveSaved``, then ``LiveEnded`` or ``Failed``). Stop it with ``stop`` (a
 ``threading.Event``); a session that trained saves its model as a new run when it ends.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import traceback
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,10 +29,13 @@ import numpy as np
 from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.timeframes import Timeframe
-from .events import Failed, LiveEnded, LiveReady, LiveSaved, LiveStep
+from .events import Failed, LiveAccuracy, LiveEnded, LiveReady, LiveSaved, LiveStep
 
 log = logging.getLogger(__name__)
 TAIL_MARGIN = 64  # candles offered beyond what the learner needs, so its windows start inside
+ACCURACY_WINDOW = 100  # matured predictions per head in the rolling accuracy
+_CLASSES = ("down", "flat", "up")  # targets.CANDLE_CLASSES and TREND_CLASSES (no torch here)
+_MOVES_KEPT = 4096  # settled moves remembered for the persistence calls (> window + horizon)
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,60 @@ class CandleSnapshot:
         return Candles.from_columns(self.columns, self.timeframe, validate=False)
 
 
+class RollingAccuracy:
+    """The live score of the market heads (``events.LiveAccuracy``): each head's last
+    ``window`` matured predictions, right or wrong, beside the majority and persistence
+    baselines of the same outcomes. ``add`` takes the outcomes of each step in the order they
+    come (an ``online.Outcome`` has ``head``, ``ts``, ``matured_ts``, ``predicted``,
+    ``actual``); the persistence call of the prediction made at candle t is the move settled
+    at t, the outcome of the same head that matured at t. ``reset`` starts over (another
+    series). Plain Python: the window scores steps with it as the session does."""
+
+    def __init__(self, window: int = ACCURACY_WINDOW, heads: tuple[str, ...] = ("candle",
+                                                                                 "trend")):
+        if window < 1:
+            raise WorkstationError(f"the rolling accuracy needs a window of at least 1, not "
+                                   f"{window!r}")
+        self.window = int(window)
+        self.heads = tuple(heads)
+        self.reset()
+
+    def reset(self) -> None:
+        # per head: (correct, actual class, persistence correct or None) of the newest outcomes
+        self._recent: dict[str, deque] = {h: deque(maxlen=self.window) for h in self.heads}
+        self._moves: dict[str, OrderedDict[int, int]] = {h: OrderedDict() for h in self.heads}
+
+    def add(self, outcomes) -> None:
+        for o in outcomes:
+            if o.head not in self._recent:
+                continue
+            moves = self._moves[o.head]
+            moves[int(o.matured_ts)] = int(o.actual)
+            while len(moves) > _MOVES_KEPT:
+                moves.popitem(last=False)
+            before = moves.get(int(o.ts))  # the move that had just completed at o.ts
+            self._recent[o.head].append((o.predicted == o.actual, int(o.actual),
+                                         None if before is None else before == o.actual))
+
+    def score(self, head: str) -> LiveAccuracy:
+        recent = self._recent[head]
+        if not recent:
+            return LiveAccuracy(head, self.window, 0)
+        n = len(recent)
+        counts = np.bincount([a for _, a, _ in recent], minlength=len(_CLASSES))
+        majority = int(np.argmax(counts))
+        persistence = [p for _, _, p in recent if p is not None]
+        return LiveAccuracy(
+            head, self.window, n, accuracy=sum(c for c, _, _ in recent) / n,
+            majority=float(counts[majority]) / n,
+            majority_class=_CLASSES[majority] if majority < len(_CLASSES) else str(majority),
+            persistence=sum(persistence) / len(persistence) if persistence else None,
+            persistence_n=len(persistence))
+
+    def scores(self) -> dict[str, LiveAccuracy]:
+        return {head: self.score(head) for head in self.heads}
+
+
 def _failure_message(exc: Exception) -> str:
     return str(exc) if isinstance(exc, WorkstationError) else f"{type(exc).__name__}: {exc}"
 
@@ -79,7 +139,9 @@ def _failure_message(exc: Exception) -> str:
 class LiveSession:
     """See the module docstring. ``offer`` may be called from any thread; ``processed`` is
     ``(generation, ts)`` of the newest candle the learner has seen (None before the first);
-    ``outcome`` is the final event once ``run`` has returned; ``run_id`` the run it saved."""
+    ``accuracy`` the rolling accuracy of the series it works on (a ``RollingAccuracy``, read
+    it on the session's thread or once ``run`` has returned); ``outcome`` is the final event
+    once ``run`` has returned; ``run_id`` the run it saved."""
 
     def __init__(self, job: LiveJob, on_event: Callable[[object], None],
                  stop: threading.Event | None = None):
@@ -90,6 +152,7 @@ class LiveSession:
         self.history: int | None = None  # known once the learner is built
         self.outcome: LiveEnded | Failed | None = None
         self.run_id: str | None = None
+        self.accuracy = RollingAccuracy()
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._pending: tuple[int, CandleSnapshot] | None = None
@@ -135,15 +198,18 @@ class LiveSession:
                 if pending[0] != generation:
                     if generation is not None:
                         learner.reset()
+                    self.accuracy.reset()  # the score is of the series shown
                     generation = pending[0]
                 step = learner.on_closed_candle(pending[1].candles())
                 if step.new_candles:
                     self.processed = (generation, step.ts)
                     steps += step.train is not None
                     predictions += 1
-                    self.on_event(LiveStep(generation, step))
+                    self.accuracy.add(step.outcomes)
+                    self.on_event(LiveStep(generation, step, self.accuracy.scores()))
             self._save(learner)
-            self.outcome = LiveEnded(steps, predictions)
+            self.outcome = LiveEnded(steps, predictions,
+                                     self.accuracy.scores() if predictions else {})
         except Exception as exc:  # noqa: BLE001 - every error ends live mode as failed
             tb = "".join(traceback.format_exception(exc))
             log.error("live mode failed: %s\n%s", _failure_message(exc), tb)

@@ -1,17 +1,27 @@
-"""Help: the ``?`` cheat sheet of every shortcut, the ``Ctrl+K`` command palette, About."""
+"""Help: the ``?`` cheat sheet of every shortcut, the ``Ctrl+K`` command palette, About.
+
+The cheat sheet and the palette are overlays inside the main window (``overlay.Overlay``), so
+they take the keyboard with or without a window manager. Every palette entry names the area it
+acts on (``"Training: Stop"``, ``"View: Show / hide the Log panel"``) and no two entries read
+the same (``palette_entries``).
+"""
 
 from __future__ import annotations
 
 import platform
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import (
-    QDialog,
+    QApplication,
+    QDockWidget,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QMessageBox,
+    QToolBar,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -20,33 +30,46 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from . import shortcuts
+from .overlay import Overlay
 from .resources import app_icon
 from .shortcuts import Command
 
 HELP = "Help"
 shortcuts.register(
-    Command("help.shortcuts", "Keyboard shortcuts", ("?",), HELP, "Show every shortcut"),
+    Command("help.shortcuts", "Keyboard shortcuts", ("?",), HELP,
+            "Show every shortcut (again, or Esc: close)"),
     Command("help.palette", "Command palette…", ("Ctrl+K",), HELP,
             "Find any command by name and run it"),
 )
 
 
-class CheatSheet(QDialog):
-    """Every registered command with its keys, grouped as the registry groups them."""
+class CheatSheet(Overlay):
+    """Every registered command with its keys, grouped as the registry groups them; fitted
+    inside the window and scrolled (arrows, PgUp / PgDn) when it is taller than the room."""
 
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setWindowTitle("Keyboard shortcuts")
+    def __init__(self, parent: QWidget):
+        super().__init__(parent, "cheatSheet")
+        title = QLabel("<b>Keyboard shortcuts</b> — Esc or ? closes")
         self.tree = QTreeWidget()
+        self.tree.setObjectName("cheatSheetTree")
         self.tree.setHeaderLabels(["Keys", "Command"])
         self.tree.setRootIsDecorated(False)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setVerticalScrollMode(QTreeWidget.ScrollMode.ScrollPerPixel)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.tree)
-        self.resize(520, 640)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(title)
+        layout.addWidget(self.tree, 1)
+        self.focus_widget = self.tree
 
-    def showEvent(self, event) -> None:
+    def wanted_size(self) -> QSize:
+        rows = max(1, self.tree.topLevelItemCount())
+        row_height = self.tree.sizeHintForRow(0) if self.tree.topLevelItemCount() else 20
+        return QSize(560, 80 + rows * max(row_height, 16))
+
+    def open(self) -> None:
         self.refresh()
-        super().showEvent(event)
+        super().open()
 
     def refresh(self) -> None:
         self.tree.clear()
@@ -60,67 +83,145 @@ class CheatSheet(QDialog):
             for keys, text in rows:
                 self.tree.addTopLevelItem(QTreeWidgetItem([keys, text]))
         self.tree.resizeColumnToContents(0)
+        if self.tree.topLevelItemCount():
+            self.tree.setCurrentItem(self.tree.topLevelItem(0))
 
     def rows(self) -> list[tuple[str, str]]:
         return [(self.tree.topLevelItem(i).text(0), self.tree.topLevelItem(i).text(1))
                 for i in range(self.tree.topLevelItemCount())]
 
 
-class CommandPalette(QDialog):
-    """Type to filter every action of the window (menus included); Enter runs the chosen one."""
+def _plain(text: str) -> str:
+    return text.replace("&", "").strip()
+
+
+def _is_plot_menu_action(action: QAction) -> bool:
+    """pyqtgraph's right-click "Export..." of each plot: it works only from the plot's own
+    context menu (it exports the item that was clicked), so the palette leaves it out."""
+    parent = action.parent()
+    return parent is not None and type(parent).__module__.startswith("pyqtgraph")
+
+
+def _area(action: QAction, window: QWidget) -> str:
+    """What an action acts on: its registry group, else the menu that holds it."""
+    command = shortcuts.find(action.objectName())
+    if command is not None:
+        return command.group
+    for menu in window.findChildren(QMenu):
+        if action in menu.actions() and menu.title():
+            return _plain(menu.title())
+    return "Window"
+
+
+def palette_entries(window: QWidget) -> list[tuple[str, QAction]]:
+    """``(label, action)`` for every command of ``window`` the palette offers, sorted by
+    label; a label says what the command acts on and no two labels are equal."""
+    toggles = {}
+    for panel in window.findChildren(QDockWidget) + window.findChildren(QToolBar):
+        title = _plain(panel.windowTitle()) or panel.objectName()
+        kind = "panel" if isinstance(panel, QDockWidget) else "bar"
+        toggles[id(panel.toggleViewAction())] = f"View: Show / hide the {title} {kind}"
+    seen, entries = set(), []
+    for action in window.findChildren(QAction):
+        text = _plain(action.text())
+        if (not text or action.isSeparator() or action.menu() is not None
+                or id(action) in seen or _is_plot_menu_action(action)):
+            continue
+        seen.add(id(action))
+        label = toggles.get(id(action)) or f"{_area(action, window)}: {text}"
+        entries.append((label, action))
+    counts: dict[str, int] = {}
+    for label, _action in entries:
+        counts[label] = counts.get(label, 0) + 1
+    out = []
+    for label, action in entries:
+        if counts[label] > 1:  # two areas' commands of one name: say whose each one is
+            owner = action.parent()
+            name = (owner.objectName() or type(owner).__name__) if owner is not None else "?"
+            label = f"{label} ({name})"
+        out.append((label, action))
+    return sorted(out, key=lambda entry: entry[0].lower())
+
+
+class _Query(QLineEdit):
+    """The palette's text field: Up / Down / PgUp / PgDn move in the list below it."""
+
+    def __init__(self, palette: CommandPalette):
+        super().__init__()
+        self.palette_ = palette
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp,
+                           Qt.Key.Key_PageDown):
+            QApplication.sendEvent(self.palette_.list, event)
+            return
+        super().keyPressEvent(event)
+
+
+class CommandPalette(Overlay):
+    """Type to filter every command of the window (menus included); Enter runs the chosen one
+    (Up / Down choose); Esc closes."""
+
+    top = 40
 
     def __init__(self, window: QWidget):
-        super().__init__(window)
-        self.window_ = window
-        self.setWindowTitle("Command palette")
-        self.query = QLineEdit()
-        self.query.setPlaceholderText("Type a command…")
+        super().__init__(window, "commandPalette")
+        self.query = _Query(self)
+        self.query.setObjectName("paletteQuery")
+        self.query.setPlaceholderText("Type a command…  (Enter runs it, Esc closes)")
         self.list = QListWidget()
+        self.list.setObjectName("paletteList")
+        self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the field keeps the keyboard
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.query)
-        layout.addWidget(self.list)
-        self.resize(560, 420)
+        layout.addWidget(self.list, 1)
+        self.focus_widget = self.query
         self.query.textChanged.connect(self._filter)
         self.query.returnPressed.connect(self.run_selected)
         self.list.itemActivated.connect(lambda _item: self.run_selected())
+        self.list.itemClicked.connect(lambda _item: self.run_selected())
+
+    def wanted_size(self) -> QSize:
+        return QSize(640, 440)
 
     def actions_listed(self) -> list[QAction]:
-        seen, out = set(), []
-        for action in self.window_.findChildren(QAction):
-            text = action.text().replace("&", "").strip()
-            if (text and not action.isSeparator() and action.menu() is None
-                    and id(action) not in seen):
-                seen.add(id(action))
-                out.append(action)
-        return sorted(out, key=lambda a: a.text().replace("&", "").lower())
+        return [action for _label, action in palette_entries(self.window_)]
+
+    def labels(self) -> list[str]:
+        """The entries shown now (after the filter), as the list reads them."""
+        return [self.list.item(i).data(Qt.ItemDataRole.UserRole + 1)
+                for i in range(self.list.count())]
 
     def open_palette(self) -> None:
         self.query.clear()
         self._filter("")
-        self.show()
-        self.raise_()
-        self.query.setFocus()
+        self.open()
 
     def _filter(self, text: str) -> None:
         words = text.lower().split()
         self.list.clear()
-        for action in self.actions_listed():
-            label = action.text().replace("&", "")
+        for label, action in palette_entries(self.window_):
             keys = action.shortcut().toString()
             if all(w in f"{label} {keys}".lower() for w in words):
                 item = QListWidgetItem(f"{label}    {keys}" if keys else label)
-                item.setData(Qt.UserRole, action)
-                item.setFlags(item.flags() if action.isEnabled() else Qt.NoItemFlags)
+                item.setData(Qt.ItemDataRole.UserRole, action)
+                item.setData(Qt.ItemDataRole.UserRole + 1, label)
+                item.setToolTip(action.toolTip())
+                if not action.isEnabled():
+                    item.setFlags(Qt.ItemFlag.NoItemFlags)
                 self.list.addItem(item)
-        if self.list.count():
-            self.list.setCurrentRow(0)
+        for row in range(self.list.count()):
+            if self.list.item(row).flags() & Qt.ItemFlag.ItemIsEnabled:
+                self.list.setCurrentRow(row)
+                break
 
     def run_selected(self) -> None:
         item = self.list.currentItem()
-        if item is None:
+        if item is None or not item.flags() & Qt.ItemFlag.ItemIsEnabled:
             return
-        action = item.data(Qt.UserRole)
-        self.hide()
+        action = item.data(Qt.ItemDataRole.UserRole)
+        self.close_overlay()  # the focus goes back first: the command may move it
         action.trigger()
 
 
@@ -140,4 +241,3 @@ def show_about(parent: QWidget) -> None:
     box.setText(about_text())
     box.setTextFormat(Qt.RichText)
     box.exec()
-

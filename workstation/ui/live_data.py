@@ -5,6 +5,14 @@ applies feed updates to it: the demo market, a replay of a stored series, or a c
 (history from the cache, the missing recent part fetched, then live updates, with closed
 candles written back to the cache). Widgets listen to its signals and never run I/O
 themselves. A source that fails is reported as such; it is never replaced by another.
+
+Opening a source without a symbol opens it with the one last used with it (``remembered``,
+kept by the window's settings), else the core's default (``sources.symbol_for``). A file
+(``csv:FILE``) is imported into the candle cache once, off the GUI thread with ``progress``
+reports, and read from the cache afterwards (``sources.open_candle_file``). A switch that
+fails empties the chart (the series on screen is the one asked for, with no candles); a feed
+that stops with an error drops its forming candle, so what stays on screen is closed candles
+marked offline or failed, never an old candle still "forming".
 """
 
 from __future__ import annotations
@@ -12,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -20,15 +30,20 @@ from PySide6.QtCore import QObject, Signal
 from ..errors import WorkstationError
 from ..market.cache import CandleCache
 from ..market.candles import Candles, CandleUpdate
+from ..market.csv_io import ImportCancelled
 from ..market.replay import replay
+from ..market.retry import UNREACHABLE, failure_kind, failure_text
 from ..market.series import DEMO_SOURCE, SeriesKey
-from ..market.sources import demo_market, load_series
-from ..market.timeframes import parse_timeframe
+from ..market.sources import demo_market, file_key, load_series, open_candle_file, symbol_for
+from ..market.timeframes import Timeframe, parse_timeframe
 from ..redact import redact
 
 log = logging.getLogger(__name__)
 EXCHANGE_HISTORY = 1000  # candles fetched when the cache has none of an exchange series
 DEMO_SHOWN = 500_000  # newest demo candles loaded (the 1s demo market grows 86,400 a day)
+OPENED_STATES = ("live", "static", "polling", "replay")  # a source that delivered candles
+# Files are read (and imported into the cache) one at a time, off the GUI thread.
+_FILES = ThreadPoolExecutor(max_workers=1, thread_name_prefix="candle-file")
 
 
 class LiveData(QObject):
@@ -38,6 +53,8 @@ class LiveData(QObject):
     candles_changed = Signal(str)  # "reset" | "append" | "update"
     candle_closed = Signal(int)  # index of a candle that just closed
     state_changed = Signal(str, str)  # state, detail
+    progress = Signal(float, str)  # fraction of a file import done (1.0: finished), what
+    opening = Signal(str, str, str)  # source, symbol (as resolved), timeframe being opened
 
     def __init__(self, cache_path: Path, parent=None):
         super().__init__(parent)
@@ -51,19 +68,37 @@ class LiveData(QObject):
         # Extra CcxtFeed arguments for exchange sources: urls/options overrides (testnets,
         # proxies), ccxt constructor config, retry policy.
         self.feed_settings: dict = {}
+        self.spec: str | None = None  # the source as asked for (``csv:/full/path``, ...)
+        self.remembered: dict[str, str] = {}  # source -> the symbol last opened with it
+        self.last_import: bool | None = None  # whether the last file opened was read anew
         self._task: asyncio.Task | None = None
         self._stop = asyncio.Event()
+        self._generation = 0  # opens so far: an open overtaken by a newer one gives up
+        self._file_stop = threading.Event()
 
     # -- state -----------------------------------------------------------------------------
     def _set_state(self, state: str, detail: str = "") -> None:
         detail = redact(detail)  # an exchange's error may quote a key or a signed URL
         self.state, self.detail = state, detail
+        if state in OPENED_STATES and self.spec and self.key is not None:
+            self.remembered[self.spec] = self.key.symbol  # before anyone hears of the state
         log.info("data %s: %s %s", self.key, state, detail)
         self.state_changed.emit(state, detail)
 
     def _reset(self, candles: Candles, key: SeriesKey) -> None:
         self.candles, self.key = candles, key
         self.candles_changed.emit("reset")
+
+    def _fail(self, key: SeriesKey, detail: str) -> None:
+        """A switch that failed: the series asked for, with no candles, and why."""
+        self._reset(Candles(key.timeframe), key)
+        self._set_state("failed", detail)
+
+    def _drop_forming(self) -> None:
+        """A feed that stopped leaves closed candles only: its forming one will never close."""
+        n = len(self.candles)
+        if n and not self.candles.last_closed and self.key is not None:
+            self._reset(self.candles.slice(0, n - 1), self.key)
 
     def _apply(self, update: CandleUpdate) -> None:
         kind = self.candles.apply(update)
@@ -73,30 +108,115 @@ class LiveData(QObject):
             self.candle_closed.emit(len(self.candles) - 1)
 
     # -- opening sources -------------------------------------------------------------------
+    def symbol_for(self, source: str, timeframe: str | Timeframe) -> str | None:
+        """The symbol ``source`` opens with when none is given (see the module docstring)."""
+        source = source.strip()
+        cached, imported = [], []
+        if source != DEMO_SOURCE and source not in self.remembered:
+            try:
+                with CandleCache(self.cache_path) as cache:
+                    cached = cache.keys()
+                    if source.startswith("csv:"):
+                        imported = cache.imported_symbols(source[4:])
+            except WorkstationError as exc:  # a damaged cache: its error shows on opening
+                log.warning("choosing a symbol for %s: %s", source, exc)
+        return symbol_for(source, timeframe, remembered=self.remembered.get(source),
+                          cached=cached, imported=imported)
+
     async def open(self, source: str, symbol: str | None, timeframe: str, *,
                    speed: float = 1.0) -> None:
         """Switch to a source. Demo and exchanges go live; files and the cache are static
-        until ``replay_from`` is asked for."""
+        until ``replay_from`` is asked for. Returns once a file or the cache is on screen
+        (or failed); a feed goes on in its task."""
         await self.stop()
+        self._generation += 1
         tf = parse_timeframe(timeframe)
         source = source.strip()
+        symbol = (symbol or "").strip().upper() or self.symbol_for(source, tf)
+        self.spec = source
+        self.progress.emit(1.0, "")  # an import overtaken by this opening shows no more
+        self.opening.emit(source, symbol or "", tf.name)
         if source == DEMO_SOURCE:
             self._start(self._run_demo(symbol, tf, speed))
-        elif source.startswith(("csv:", "cache")):
-            self._set_state("loading", source)
-            try:
-                candles, key = load_series(source, symbol, tf, cache_path=self.cache_path)
-            except WorkstationError as exc:
-                self.key = SeriesKey(source.split(":")[0], symbol or "?", tf)
-                self._set_state("failed", str(exc))
-                return
-            self._reset(candles, key)
-            self._set_state("static", key.provenance)
+        elif source.startswith("csv:"):
+            await self._open_file(source[4:], symbol, tf)
+        elif source.startswith("cache"):
+            await self._open_cached(source, symbol, tf)
+        elif not symbol:
+            self._fail(SeriesKey(source, "?", tf), f"a symbol is needed for {source}")
         else:
-            if not symbol:
-                self._set_state("failed", f"a symbol is needed for {source}")
-                return
             self._start(self._run_exchange(SeriesKey(source, symbol, tf)))
+
+    async def _in_thread(self, work):
+        """``work(progress, stop)`` on the file thread; its progress is re-emitted here."""
+        loop = asyncio.get_running_loop()
+        self._file_stop = stop = threading.Event()
+        generation = self._generation
+
+        def progress(done: float, what: str) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody listens
+                loop.call_soon_threadsafe(self._progress, generation, done, what)
+
+        try:
+            return await loop.run_in_executor(_FILES, work, progress, stop.is_set)
+        finally:
+            stop.set()  # cancelled while it ran: it stops at its next step
+
+    def _progress(self, generation: int, done: float, what: str) -> None:
+        if generation == self._generation:
+            self.progress.emit(done, what)
+
+    async def _open_file(self, path: str, symbol: str | None, tf: Timeframe) -> None:
+        key = file_key(path, symbol or "?", tf)
+        generation = self._generation
+        self._reset(Candles(tf), key)
+        if not symbol:
+            self._fail(key, f"type the symbol of {Path(path).name} (e.g. ETH/USDT): its name "
+                            f"does not say it")
+            return
+        self._set_state("loading", f"opening {path}")
+        try:
+            name = Path(path).name
+            opened = await self._in_thread(lambda progress, stop: open_candle_file(
+                path, symbol, tf, cache_path=self.cache_path, stop=stop,
+                progress=lambda done, what: progress(done, f"importing {name}: {what}")))
+        except ImportCancelled:
+            return
+        except WorkstationError as exc:
+            if generation == self._generation:
+                self.progress.emit(1.0, "")
+                self._fail(key, str(exc))
+            return
+        if generation != self._generation:
+            return  # another source was asked for meanwhile
+        self.last_import = opened.imported
+        self.progress.emit(1.0, "")
+        self._reset(opened.candles, opened.key)
+        how = "imported into the candle cache" if opened.imported else "from the candle cache"
+        self._set_state("static", f"{opened.key.provenance}: {len(opened.candles):,} candles "
+                                  f"{how}")
+
+    async def _open_cached(self, source: str, symbol: str | None, tf: Timeframe) -> None:
+        name = source[6:] if source.startswith("cache:") else source
+        key = SeriesKey(name or "cache", symbol or "?", tf)
+        generation = self._generation
+        self._reset(Candles(tf), key)
+        if not symbol:
+            self._fail(key, "the candle cache holds no candles to open; fetch some "
+                            "(`workstation fetch`) or import a file")
+            return
+        self._set_state("loading", source)
+        try:
+            candles, key = await self._in_thread(lambda _progress, _stop: load_series(
+                source, symbol, tf, cache_path=self.cache_path))
+        except WorkstationError as exc:
+            if generation == self._generation:
+                self._fail(key, str(exc))
+            return
+        if generation != self._generation:
+            return
+        self._reset(candles, key)
+        self._set_state("static", key.provenance)
 
     def replay_from(self, index: int, speed: float) -> None:
         """Show the series up to ``index`` and play the rest as a live feed at ``speed``."""
@@ -117,6 +237,7 @@ class LiveData(QObject):
         error = task.exception()
         if error is not None:
             log.error("feed for %s failed", self.key, exc_info=error)
+            self._drop_forming()
             self._set_state("failed", str(error))
 
     def _cancel(self) -> None:
@@ -126,6 +247,7 @@ class LiveData(QObject):
 
     async def stop(self) -> None:
         """End the feed task and wait until it has closed its connections."""
+        self._file_stop.set()  # a file being read stops at its next step
         task, self._task = self._task, None
         if task is not None and not task.done():
             self._stop.set()
@@ -177,9 +299,15 @@ class LiveData(QObject):
                     if update.closed:
                         self._store(key, Candles.from_updates([update], key.timeframe))
         except WorkstationError as exc:
+            self._drop_forming()
             cached = len(self.candles)
-            self._set_state("offline", f"{exc}. Showing {cached} cached candles of {key}; "
-                                       f"choose the demo market or import a file to work offline")
+            shown = (f"Showing {cached:,} cached candles of {key} (not live)" if cached
+                     else "No cached candles of it to show")
+            if failure_kind(exc) == UNREACHABLE:
+                self._set_state("offline", f"{failure_text(key.source, exc)}. {shown}; choose "
+                                           f"the demo market or import a file to work offline")
+            else:
+                self._set_state("failed", f"{failure_text(key.source, exc)}. {shown}")
 
     def _feed_state(self, state: str, detail: str) -> None:
         self._set_state(state, detail)

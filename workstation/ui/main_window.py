@@ -1,5 +1,6 @@
-"""The main window: chart in the centre, annotation list, training and log docks, data bar,
-status bar, and the menus built from the one shortcut registry."""
+"""The main window: chart in the centre (the training workspace in a tab beside it, or in a
+window of its own), annotation list and log docks, data bar, status bar, and the menus built
+from the one shortcut registry."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QMainWindow,
     QMessageBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -24,6 +26,7 @@ from .. import __version__
 from ..paths import AppPaths
 from .chart.chart_widget import ChartWidget
 from .data_bar import DataBar
+from .focus import keep_tab_order
 from .live_data import LiveData
 from .log_dock import LogDock
 from .offline_banner import OfflineBanner
@@ -60,23 +63,28 @@ class MainWindow(QMainWindow):
         column.setSpacing(0)
         column.addWidget(self.offline)
         column.addWidget(self.chart, 1)
-        self.setCentralWidget(centre)
+        self.centre_tabs = QTabWidget(self)  # Chart, and Training unless it has a window
+        self.centre_tabs.setObjectName("centreTabs")
+        self.centre_tabs.setDocumentMode(True)
+        self.centre_tabs.addTab(centre, "Chart")
+        self.setCentralWidget(self.centre_tabs)
         self.data_bar = DataBar(self)
         self.addToolBar(Qt.TopToolBarArea, self.data_bar)
+        self.data_bar.attach(self.live, self.settings)  # fills in symbols, remembers them
         self.status = StatusPanel(self.statusBar(), self.live)
         self.log_dock = LogDock(self)
         self.log_dock.attach()
         self.addDockWidget(Qt.BottomDockWidgetArea, self.log_dock)
 
         from .annotations.dock import AnnotationLayer
-        from .training.panel import TrainingDock
+        from .training.panel import TrainingPanel
+        from .training.workspace import TrainingWorkspace
 
         self.annotations = AnnotationLayer(paths, self.live, self.chart, self)
         self.addDockWidget(Qt.RightDockWidgetArea, self.annotations.dock)
-        self.training = TrainingDock(paths, self.live, self.chart, self)
-        self.addDockWidget(Qt.RightDockWidgetArea, self.training)
-        self.tabifyDockWidget(self.annotations.dock, self.training)
-        self.annotations.dock.raise_()
+        self.training = TrainingPanel(paths, self.live, self.chart, self)
+        self.training_workspace = TrainingWorkspace(self, self.centre_tabs, self.training,
+                                                    self.settings)
 
         self.training.device_text_changed.connect(self.status.show_device)
         self.training.state_changed.connect(self._training_state)
@@ -89,6 +97,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.resize(1500, 900)
         self._restore()
+        keep_tab_order(self)  # Tab walks the areas as they sit on screen
 
     # -- data ------------------------------------------------------------------------------
     def initial_source(self, args) -> tuple[str, str | None, str]:
@@ -120,8 +129,8 @@ class MainWindow(QMainWindow):
             self.chart.candles_changed(kind)
 
     def _state_changed(self, state: str, detail: str) -> None:
-        if state == "offline":
-            self.offline.show_offline(detail)
+        if state in ("offline", "failed"):  # says in words that the chart is not live
+            self.offline.show_problem(state, detail)
         elif state not in ("connecting", "reconnecting"):
             self.offline.hide()
         if state in ("offline", "failed"):
@@ -134,17 +143,16 @@ class MainWindow(QMainWindow):
         self._open_requested("demo", "", self.data_bar.values()[2])
 
     def _training_state(self, state: str) -> None:
-        if state in ("training", "live", "evaluating", "failed"):
-            self.training.show()
-            self.training.raise_()  # a run that starts (or fails) brings its panel forward
+        self.training_workspace.bring_forward(state)  # a run that starts (or fails)
 
     def import_csv(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import candles", str(Path.home()),
                                               "Candle files (*.csv *.csv.gz *.zip);;All files (*)")
         if not path:
             return
-        _source, symbol, timeframe = self.data_bar.values()
-        self._open_requested(f"csv:{path}", symbol or "ETH/USDT", timeframe)
+        # no symbol: the one used with this file before, else what its name says (not the
+        # symbol of the source on screen, which may be another market's)
+        self._open_requested(f"csv:{path}", "", self.data_bar.values()[2])
 
     def replay_from_cursor(self) -> None:
         speed, ok = QInputDialog.getDouble(self, "Replay from cursor",
@@ -192,8 +200,10 @@ class MainWindow(QMainWindow):
             view.addAction(action)
             self.theme_actions[name] = action
         view.addSeparator()
-        for dock in (self.annotations.dock, self.training, self.log_dock):
+        for dock in (self.annotations.dock, self.log_dock):
             view.addAction(dock.toggleViewAction())
+        for action in self.training_workspace.actions.values():
+            view.addAction(action)
         view.addAction(self.data_bar.toggleViewAction())
 
         annotate = bar.addMenu("&Annotate")
@@ -208,7 +218,7 @@ class MainWindow(QMainWindow):
         self.cheat_sheet = CheatSheet(self)
         self.command_palette = CommandPalette(self)
         help_actions = shortcuts.create_actions(
-            self, {"help.shortcuts": self.cheat_sheet.show,
+            self, {"help.shortcuts": self.cheat_sheet.toggle,
                    "help.palette": self.command_palette.open_palette},
             Qt.WindowShortcut)
         for action in help_actions.values():
@@ -231,7 +241,7 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
         else:  # first launch: the chart gets most of the room
-            self.resizeDocks([self.training], [640], Qt.Horizontal)
+            self.resizeDocks([self.annotations.dock], [340], Qt.Horizontal)
             self.resizeDocks([self.log_dock], [130], Qt.Vertical)
         self.set_theme(self.settings.value("view/theme", "dark"))
 
@@ -257,6 +267,7 @@ class MainWindow(QMainWindow):
         if not self.training.shutdown(timeout_s=60.0):
             QMessageBox.warning(self, "Workstation", "Training did not stop within 60 s.")
         self.annotations.close()
+        self.training_workspace.close()
         self.log_dock.detach()
         self._shut_down = True
         self.close()

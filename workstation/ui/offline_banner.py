@@ -1,6 +1,8 @@
-"""The banner shown when an exchange cannot be reached: it says so and offers the other ways
-to work (the cached candles stay on screen; the demo market; an import; retry). Nothing is
-switched until the user chooses."""
+"""The banner above the chart when it is not live: an exchange that cannot be reached
+("Offline: ... cannot be reached (no network ...)"), or a source that failed ("Not live: ...",
+an exchange's error, a file that cannot be read). It says so in words and offers the other
+ways to work (the cached candles stay on screen; the demo market; an import; retry). Nothing
+is switched until the user chooses."""
 
 from __future__ import annotations
 
@@ -35,5 +37,9 @@ class OfflineBanner(QFrame):
         self.hide()
 
     def show_offline(self, text: str) -> None:
-        self.message.setText(f"Offline: {text}")
+        self.show_problem("offline", text)
+
+    def show_problem(self, state: str, text: str) -> None:
+        """``state`` "offline" (cannot be reached) or "failed" (anything else)."""
+        self.message.setText(f"{'Offline' if state == 'offline' else 'Not live'}: {text}")
         self.show()

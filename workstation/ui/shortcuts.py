@@ -76,6 +76,10 @@ class ShortcutRegistry:
         except KeyError:
             raise WorkstationError(f"no command {command_id!r} is registered") from None
 
+    def find(self, command_id: str) -> Command | None:
+        """The command registered as ``command_id``, or None."""
+        return self._commands.get(command_id)
+
     def commands(self, group: str | None = None) -> list[Command]:
         """Registered commands in registration order, optionally of one group."""
         return [c for c in self._commands.values() if group is None or c.group == group]
@@ -130,6 +134,7 @@ REGISTRY = ShortcutRegistry()
 
 register = REGISTRY.register
 command = REGISTRY.command
+find = REGISTRY.find
 commands = REGISTRY.commands
 cheat_sheet = REGISTRY.cheat_sheet
 create_actions = REGISTRY.create_actions
@@ -155,6 +160,8 @@ CHART_COMMANDS: tuple[Command, ...] = (
             "Show the newest candle and follow new ones"),
     Command("chart.toggle_utc", "Toggle UTC / local time", (), CHART,
             "Show times in UTC or in the computer's time zone"),
+    Command("chart.focus", "Focus the chart", ("Ctrl+1",), CHART,
+            "Give the keyboard back to the chart from anywhere in the window, so its keys act"),
 )
 
 register(*CHART_COMMANDS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QLabel, QStatusBar
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
 from .live_data import LiveData
 
@@ -41,10 +41,18 @@ class StatusPanel:
                             (self.age, "Time since the last candle update"),
                             (self.device, "Training device")):
             widget.setToolTip(tip)
+        self.import_progress = QProgressBar()  # a file being imported into the cache
+        self.import_progress.setObjectName("importProgress")
+        self.import_progress.setRange(0, 1000)
+        self.import_progress.setMaximumWidth(360)
+        self.import_progress.setTextVisible(True)
+        self.import_progress.hide()
         bar.addWidget(self.provenance, 1)
+        bar.addWidget(self.import_progress)
         for widget in (self.connection, self.latency, self.age, self.device):
             bar.addPermanentWidget(widget)
         live.state_changed.connect(self.show_state)
+        live.progress.connect(self.show_progress)
         self.timer = QTimer(bar)
         self.timer.setInterval(1000)
         self.timer.timeout.connect(self.refresh)
@@ -65,6 +73,15 @@ class StatusPanel:
                              else f"latency {live.latency_ms:.0f} ms")
         age = None if live.last_update_wall is None else time.monotonic() - live.last_update_wall
         self.age.setText(f"last update {format_age(age)}")
+
+    def show_progress(self, done: float, what: str) -> None:
+        """A file import's progress; 1.0 (done) hides the bar."""
+        if done >= 1.0:
+            self.import_progress.hide()
+            return
+        self.import_progress.setValue(int(done * 1000))
+        self.import_progress.setFormat(f"{what}  %p%" if what else "%p%")
+        self.import_progress.show()
 
     def show_device(self, text: str) -> None:
         self.device.setText(text)

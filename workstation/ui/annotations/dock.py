@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -69,6 +68,7 @@ from .list_model import (
     AnnotationFilter,
     AnnotationTableModel,
 )
+from .notes import NotesEditor
 from .tools import REGION_KEYS
 
 log = logging.getLogger(__name__)
@@ -195,6 +195,7 @@ class AnnotationLayer(QObject):
         self.selected: Annotation | None = None
         self.last_message = ""
         self.closed = False
+        self.notes_editor = NotesEditor(parent)
         self.command_actions = self._create_actions()
         self._unsubscribe = self.store.subscribe(self._store_changed)
         live.candles_changed.connect(self._candles_changed, Qt.ConnectionType.QueuedConnection)
@@ -278,6 +279,8 @@ class AnnotationLayer(QObject):
 
     # -- series ----------------------------------------------------------------------------
     def _candles_changed(self, kind: str) -> None:
+        if self.closed:  # a queued change that arrived after close() (the window shut down)
+            return
         if kind == "reset":
             self.labels.reset()
             self.reload()
@@ -534,17 +537,17 @@ class AnnotationLayer(QObject):
         if ann is None:
             self._say("No annotation on the cursor candle to write notes for")
             return
-        dialog = QInputDialog(self.window)
-        dialog.setObjectName("annotationNotesDialog")
-        dialog.setWindowTitle("Notes")
-        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
-        dialog.setLabelText(f"Notes for the {describe(ann)} at {format_minute(ann.span[0])}:")
-        dialog.setTextValue(ann.notes)
-        accepted = dialog.exec() == QInputDialog.DialogCode.Accepted
-        text = dialog.textValue()
-        dialog.deleteLater()
-        self.chart.view.setFocus()
-        if not accepted or text == ann.notes:
+        self.chart.view.setFocus()  # where the keyboard goes back when the editor closes
+        self.notes_editor.edit(
+            f"Notes for the {describe(ann)} at {format_minute(ann.span[0])}:", ann.notes,
+            lambda text: self._save_notes(ann.id, text))
+
+    def _save_notes(self, annotation_id: str, text: str) -> None:
+        ann = self.annotations.get(annotation_id)  # its version now (it may have changed)
+        if ann is None:
+            self._say("The annotation is gone (deleted or undone): its notes were not saved")
+            return
+        if text == ann.notes:
             return
         self._push(EditAnnotation(self.store, ann.edited(notes=text),
                                   f"edit notes of {describe(ann)}", self._command_failed))

@@ -70,12 +70,18 @@ class _Axis(pg.GraphicsWidget):
         if tag == old:
             return
         if old is not None:
-            self.update(self._tag_rect(old))
+            self.update(self._around(self._tag_rect(old)))
         if tag is None:
             self._tags.pop(name, None)
         else:
             self._tags[name] = tag
-            self.update(self._tag_rect(tag))
+            self.update(self._around(self._tag_rect(tag)))
+
+    def _around(self, rect: QtCore.QRectF) -> QtCore.QRectF:
+        """``rect`` and a text line on each side: the labels a tag hides (or shows again as
+        it moves away) are repainted whole, never cut at the tag's edge."""
+        line = self._metrics.height() + 2
+        return rect.adjusted(-line, -line, line, line)
 
     def tag(self, name: str) -> Tag | None:
         return self._tags.get(name)

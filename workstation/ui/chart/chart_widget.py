@@ -88,6 +88,11 @@ class ChartWidget(QtWidgets.QWidget):
             "chart.go_live": self._key_go_live,
             "chart.toggle_utc": self.toggle_utc,
         })
+        # Ctrl+1 works wherever the focus is in the window, even while the chart's tab is
+        # behind another (so the action sits on the window): it is how the keyboard comes back.
+        self.actions_by_id.update(shortcuts.create_actions(
+            self.window(), {"chart.focus": self.take_focus},
+            QtCore.Qt.ShortcutContext.WindowShortcut))
 
     # -- construction ------------------------------------------------------------------
     def _build(self) -> None:
@@ -95,6 +100,7 @@ class ChartWidget(QtWidgets.QWidget):
         col = pg.mkColor
         self.view = pg.GraphicsView(background=c.background)
         self.view.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self.view.setObjectName("chartView")  # the style sheets frame it while it has focus
         # The view fills its background itself: no erase before, no background pixmap copy.
         self.view.setCacheMode(QtWidgets.QGraphicsView.CacheModeFlag.CacheNone)
         self.view.viewport().setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent)
@@ -270,6 +276,20 @@ class ChartWidget(QtWidgets.QWidget):
     def show_time_range(self, t0: int, t1: int) -> None:
         """Show the times ``[t0, t1]`` (kept within the view limits)."""
         self.view_model.show(t0, t1)
+
+    def take_focus(self) -> None:
+        """Give the keyboard to the chart (its keys act while it has the focus), bringing
+        forward the tab it sits in if another tab is in front."""
+        parent = self.parentWidget()
+        while parent is not None:
+            if isinstance(parent, QtWidgets.QTabWidget):
+                for i in range(parent.count()):
+                    page = parent.widget(i)
+                    if page is self or page.isAncestorOf(self):
+                        parent.setCurrentIndex(i)
+            parent = parent.parentWidget()
+        self.window().activateWindow()
+        self.view.setFocus(QtCore.Qt.FocusReason.ShortcutFocusReason)
 
     def go_live(self) -> None:
         """Show the newest candle at the right edge (keeping the zoom); new candles then

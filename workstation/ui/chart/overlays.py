@@ -1,6 +1,9 @@
 """Overlays other features draw on the price pane: markers, segments, text labels, shaded time
-ranges, a translucent "ghost" candle (a predicted next candle) and a badge (a boxed text in
-the pane's top right corner, below the annotation lanes, e.g. a suggested position).
+ranges, a translucent "ghost" candle (a predicted next candle), a badge (a boxed text in
+the pane's top right corner, below the annotation lanes, e.g. a suggested position), lane
+marks (one small ▲ ◆ ▼ per candle along the bottom of the pane, each with its colour, opacity
+and a filled or hollow body, e.g. live predictions) and a legend (a box of text rows, each
+with sample glyphs, in the pane's top left corner below the annotation lanes).
 
 Overlays are placed by time (epoch ms) and price, and belong to a ``group`` (a string), so a
 feature can redraw its own overlays with ``clear(group)`` and leave the others alone. Each
@@ -11,7 +14,13 @@ Kept as numpy arrays sorted by time (rebuilt once after a change, not per frame)
 only what lies in the visible range, and markers are thinned to one per pixel column, kind and
 colour, so 10,000 of them stay cheap at any zoom. Markers are sprites drawn with one
 ``drawPixmapFragments`` call per kind and colour; segments one ``arrayToQPath`` path per
-colour and style.
+colour and style. Lane marks are kept as arrays as given (``set_lane_marks``, one set per
+group) and drawn with one ``drawPixmapFragments`` call per group from one image of every
+glyph, colour and body; the legend is one cached image.
+
+Nothing is cut by the axes: markers, their texts, labels and lane marks of a candle that is
+partly visible are drawn wholly inside the pane (shifted in from an edge when they would
+cross it), and a text whose anchor lies in the pane stays in it.
 """
 
 from __future__ import annotations
@@ -34,6 +43,13 @@ MARKER_SIZE = 11  # px, width of a marker triangle
 MAX_TEXTS = 300  # texts drawn per frame at most; denser views show the markers only
 BADGE_TOP_PX = 48  # the badge's distance from the pane's top: under the annotation lanes
 BADGE_MARGIN_PX = 8  # from the pane's right edge
+LANE_SHAPES = ("down", "flat", "up")  # lane mark glyphs: ▼ ◆ ▲
+LANE_MARK_PX = (5, 11)  # a lane mark's smallest and largest size (it follows the candle width)
+LANE_BOTTOM_PX = 3  # the lane marks' distance from the pane's bottom
+LEGEND_MARGIN_PX = 8  # the legend's distance from the pane's left edge (top: BADGE_TOP_PX)
+LEGEND_GLYPH_PX = 9
+LEGEND_TEXT = "#e0e0e0"
+LEGEND_FILL = QtGui.QColor(16, 18, 24, 225)
 _UP_COLOR = "#2962ff"
 _DOWN_COLOR = "#ff6d00"
 
@@ -69,6 +85,64 @@ def marker_sprite(up: bool, color: QtGui.QColor) -> QtGui.QPixmap:
         painter.end()
         _SPRITES[key] = pix
     return pix
+
+
+def _glyph_points(shape: int, x: float, y: float, s: float) -> list[QtCore.QPointF]:
+    """The corners of lane glyph ``shape`` (an index of ``LANE_SHAPES``) in the ``s``-pixel
+    square at ``(x, y)``."""
+    a, b, m = 0.5, s - 0.5, s / 2
+    corners = {0: ((a, a), (b, a), (m, b)),              # ▼ down
+               1: ((m, a), (b, m), (m, b), (a, m)),      # ◆ flat
+               2: ((m, a), (b, b), (a, b))}[shape]       # ▲ up
+    return [QtCore.QPointF(x + cx, y + cy) for cx, cy in corners]
+
+
+def _draw_glyph(painter: QtGui.QPainter, shape: int, color: QtGui.QColor, hollow: bool,
+                x: float, y: float, s: int) -> None:
+    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+    if hollow:
+        pen = QtGui.QPen(color, 1.5)
+        pen.setJoinStyle(QtCore.Qt.PenJoinStyle.MiterJoin)
+        painter.setPen(pen)
+        painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        inset = 0.75
+        pts = _glyph_points(shape, x + inset, y + inset, s - 2 * inset)
+    else:
+        painter.setPen(QtCore.Qt.PenStyle.NoPen)
+        painter.setBrush(color)
+        pts = _glyph_points(shape, x, y, s)
+    painter.drawPolygon(QtGui.QPolygonF(pts))
+
+
+_ATLASES: dict[tuple[int, tuple[int, ...]], QtGui.QPixmap] = {}
+
+
+def lane_atlas(size: int, palette: tuple[QtGui.QColor, ...]) -> QtGui.QPixmap:
+    """Every lane glyph of ``size`` pixels in one image: column ``2 * shape + hollow``, row
+    the colour's index in ``palette``; made once per size and palette."""
+    key = (size, tuple(_key(c) for c in palette))
+    pix = _ATLASES.get(key)
+    if pix is None:
+        if len(_ATLASES) > 64:
+            _ATLASES.clear()
+        pix = QtGui.QPixmap(size * 2 * len(LANE_SHAPES), size * max(len(palette), 1))
+        pix.fill(QtCore.Qt.GlobalColor.transparent)
+        painter = QtGui.QPainter(pix)
+        for row, color in enumerate(palette):
+            for shape in range(len(LANE_SHAPES)):
+                for hollow in (False, True):
+                    _draw_glyph(painter, shape, color, hollow, (2 * shape + hollow) * size,
+                                row * size, size)
+        painter.end()
+        _ATLASES[key] = pix
+    return pix
+
+
+def lane_mark_px(px_per_candle: float) -> int:
+    """A lane mark's size at a zoom: about 85 % of a candle, odd, within ``LANE_MARK_PX``."""
+    lo, hi = LANE_MARK_PX
+    s = int(min(max(round(abs(px_per_candle) * 0.85), lo), hi))
+    return s if s % 2 else s - 1
 
 
 @dataclass(frozen=True)
@@ -114,6 +188,39 @@ class TimeRange:
 class Badge:
     text: str
     color: QtGui.QColor
+    group: str
+
+
+@dataclass(frozen=True, eq=False)
+class LaneMarks:
+    """One group's lane marks, sorted by time: ``shape`` indexes ``LANE_SHAPES``,
+    ``color_index`` indexes ``palette``."""
+
+    ts: np.ndarray
+    shape: np.ndarray
+    color_index: np.ndarray
+    palette: tuple[QtGui.QColor, ...]
+    opacity: np.ndarray
+    hollow: np.ndarray
+    group: str
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+
+@dataclass(frozen=True)
+class LegendRow:
+    """A legend row: sample ``glyphs`` (``(shape, colour, hollow)``, shape a name of
+    ``LANE_SHAPES``), then ``text`` in ``color`` (None: the legend's text colour)."""
+
+    text: str
+    color: object = None
+    glyphs: tuple[tuple[str, object, bool], ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Legend:
+    rows: tuple[LegendRow, ...]
     group: str
 
 
@@ -210,6 +317,8 @@ class OverlayItem(ViewSizedItem):
         # QPainter.PixmapFragment is ten doubles: x, y, source left, top, width, height,
         # scale x, scale y, rotation, opacity.
         self._fragments = np.empty((0, 10))
+        self._legend_image: tuple[Legend, QtGui.QPixmap] | None = None
+        self._pane = (0.0, 0.0, 0.0, 0.0)  # left, right, top, bottom in device pixels
         self.setZValue(5)
 
     def x_of(self, ts):
@@ -230,6 +339,7 @@ class OverlayItem(ViewSizedItem):
         p.resetTransform()
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         top, bottom = sorted((sy * r.top() + dy, sy * r.bottom() + dy))
+        self._pane = (*sorted((sx * r.left() + dx, sx * r.right() + dx)), top, bottom)
         if len(o.ranges):
             self._paint_ranges(p, o.ranges.columns(), t_lo, t_hi, sx, dx, top, bottom)
         if len(o.segments):
@@ -240,9 +350,39 @@ class OverlayItem(ViewSizedItem):
             self._paint_markers(p, o.markers.columns(), t_lo, t_hi, sx, dx, sy, dy)
         if len(o.labels):
             self._paint_labels(p, o.labels.columns(), t_lo, t_hi, sx, dx, sy, dy)
+        for lane in o.lanes.values():
+            self._paint_lane(p, lane, t_lo, t_hi, sx, dx)
         if o.badge is not None:
-            self._paint_badge(p, o.badge, max(sx * r.left() + dx, sx * r.right() + dx), top)
+            self._paint_badge(p, o.badge, self._pane[1], top)
+        if o.legend is not None:
+            self._paint_legend(p, o.legend)
         p.restore()
+
+    def _shown(self, xs: np.ndarray) -> np.ndarray:
+        """Which of the candle centres ``xs`` (data x) belong to a candle at least partly in
+        the pane."""
+        r = self._bounds
+        return (xs > r.left() - 0.5) & (xs < r.right() + 0.5)
+
+    def _inside_x(self, px: np.ndarray, half: int) -> np.ndarray:
+        """Pixel columns ``px`` of things ``half`` columns wide either side of them, moved in
+        from the pane's left and right edges where they would cross them."""
+        left, right = round(self._pane[0]), round(self._pane[1])
+        return np.minimum(np.maximum(px, left + half), max(left + half, right - 1 - half))
+
+    def _text_at(self, x: float, baseline: float, width: float, anchored_y: float,
+                 shown: bool = True) -> QtCore.QPointF:
+        """Where a text of ``width`` meant to start at ``(x, baseline)`` is drawn so that it
+        stays in the pane when its anchor does: moved in from the left and right edges when
+        its candle is ``shown`` (at least partly in the pane), and from the top and bottom
+        when its anchor's height ``anchored_y`` lies in the pane."""
+        left, right, top, bottom = self._pane
+        if shown:
+            x = min(max(x, left + 2), max(left + 2, right - width - 2))
+        if top <= anchored_y <= bottom:
+            baseline = min(max(baseline, top + self._metrics.ascent() + 1),
+                           bottom - self._metrics.descent() - 1)
+        return QtCore.QPointF(x, baseline)
 
     @staticmethod
     def _window(cols: dict, t_lo: int, t_hi: int) -> slice:
@@ -333,13 +473,16 @@ class OverlayItem(ViewSizedItem):
         win = self._window(cols, t_lo, t_hi)
         if win.stop <= win.start:
             return
-        xs = self._overlays.markers.x(self._view_model.time_map, "ts")
-        px = np.floor(sx * xs[win] + dx)
+        xs = self._overlays.markers.x(self._view_model.time_map, "ts")[win]
+        half = MARKER_SIZE / 2
+        # The marker of a candle partly in the pane is wholly in it (moved in from the edge).
+        px = np.where(self._shown(xs), self._inside_x(np.floor(sx * xs + dx),
+                                                      (MARKER_SIZE - 1) // 2),
+                      np.floor(sx * xs + dx))
         py = np.rint(sy * cols["price"][win] + dy)
         up = cols["up"][win]
         colors = cols["color_index"][win]
         # An up marker sits under its price pointing up at it; a down marker above, pointing down.
-        half = MARKER_SIZE / 2
         cy = np.where(up, py + half + 1, py - half - 1)
         ncol = len(cols["palette"])
         style = up * ncol + colors  # kind and colour, one sprite each
@@ -366,12 +509,14 @@ class OverlayItem(ViewSizedItem):
         with_text = keep[cols["has_text"][win][keep]]
         if with_text.size and with_text.size <= MAX_TEXTS:
             texts = cols["text"][win]
+            shown = self._shown(xs)
             p.setFont(self._font)
             for i in with_text.tolist():
                 p.setPen(cols["palette"][colors[i]])
                 y = cy[i] + (half + self._metrics.ascent() + 1 if up[i] else -half - 3)
                 w = self._metrics.horizontalAdvance(texts[i])
-                p.drawText(QtCore.QPointF(px[i] + 0.5 - w / 2, y), texts[i])
+                p.drawText(self._text_at(px[i] + 0.5 - w / 2, y, w, py[i], bool(shown[i])),
+                           texts[i])
 
     def _bounds_px_width(self, sx: float) -> float:
         return abs(self._bounds.width() * sx)
@@ -381,13 +526,94 @@ class OverlayItem(ViewSizedItem):
         ts = cols["ts"][win]
         if not ts.size or ts.size > MAX_TEXTS:
             return
-        px = sx * self.x_of(ts) + dx
+        xs = self.x_of(ts)
+        px = sx * xs + dx
         py = sy * cols["price"][win] + dy
+        shown = self._shown(xs)
         p.setFont(self._font)
         palette, colors = cols["palette"], cols["color_index"][win]
+        texts = cols["text"][win]
         for i in range(ts.size):
             p.setPen(palette[colors[i]])
-            p.drawText(QtCore.QPointF(px[i] + 4, py[i] - 4), cols["text"][win][i])
+            w = self._metrics.horizontalAdvance(texts[i])
+            p.drawText(self._text_at(px[i] + 4, py[i] - 4, w, py[i], bool(shown[i])),
+                       texts[i])
+
+
+    def _paint_lane(self, p, lane: LaneMarks, t_lo, t_hi, sx, dx) -> None:
+        """The lane marks of candles in the pane: one glyph per pixel cell of a mark's size
+        (the newest wins), all from one image in one call."""
+        lo = int(np.searchsorted(lane.ts, t_lo))
+        hi = int(np.searchsorted(lane.ts, t_hi, side="right"))
+        if hi <= lo:
+            return
+        xs = self._view_model.time_map.centre_x(lane.ts[lo:hi])
+        idx = np.flatnonzero(self._shown(xs)) + lo
+        if not idx.size:
+            return
+        s = lane_mark_px(sx)
+        px = self._inside_x(np.floor(sx * xs[idx - lo] + dx), (s - 1) // 2)
+        if abs(sx) < s and idx.size > 1:
+            # Candles narrower than the marks: one per cell of their width, the newest.
+            cell = np.floor_divide(px - self._pane[0], s).astype(np.int64)
+            last = np.flatnonzero(np.append(cell[1:] != cell[:-1], True))
+            idx, px = idx[last], px[last]
+        n = idx.size
+        if len(self._fragments) < n:
+            self._fragments = np.empty((max(n, 2 * len(self._fragments)), 10))
+        frags = self._fragments[:n]
+        frags[:, 0] = px + 0.5
+        frags[:, 1] = round(self._pane[3]) - LANE_BOTTOM_PX - s / 2
+        frags[:, 2] = (2 * lane.shape[idx] + lane.hollow[idx]) * s
+        frags[:, 3] = lane.color_index[idx] * s
+        frags[:, 4:6] = s
+        frags[:, 6:9] = (1.0, 1.0, 0.0)
+        frags[:, 9] = lane.opacity[idx]
+        first = shiboken6.wrapInstance(frags.ctypes.data, QtGui.QPainter.PixmapFragment)
+        p.drawPixmapFragments(first, n, lane_atlas(s, lane.palette))
+
+    def _paint_legend(self, p, legend: Legend) -> None:
+        """The legend's image (made once per legend) in the pane's top left corner, below the
+        annotation lanes, moved up to stay in the pane when it is short."""
+        cached = self._legend_image
+        if cached is None or cached[0] is not legend:
+            cached = self._legend_image = (legend, self._legend_pixmap(legend))
+        pix = cached[1]
+        left, _right, top, bottom = self._pane
+        y = max(top, min(top + BADGE_TOP_PX, bottom - pix.height()))
+        p.drawPixmap(QtCore.QPointF(round(left) + LEGEND_MARGIN_PX, round(y)), pix)
+
+    def _legend_pixmap(self, legend: Legend) -> QtGui.QPixmap:
+        m, g = self._metrics, LEGEND_GLYPH_PX
+        row_h = max(m.height(), g) + 3
+        pad = 6
+
+        def glyphs_width(row: LegendRow) -> float:
+            return len(row.glyphs) * (g + 2) + (4 if row.glyphs else 0)
+
+        width = max((glyphs_width(r) + m.horizontalAdvance(r.text) for r in legend.rows),
+                    default=0)
+        pix = QtGui.QPixmap(math.ceil(width) + 2 * pad, row_h * len(legend.rows) + 2 * pad - 3)
+        pix.fill(QtCore.Qt.GlobalColor.transparent)
+        painter = QtGui.QPainter(pix)
+        painter.setPen(QtGui.QPen(QtGui.QColor(255, 255, 255, 60), 1))
+        painter.setBrush(LEGEND_FILL)
+        painter.drawRect(QtCore.QRectF(0.5, 0.5, pix.width() - 1, pix.height() - 1))
+        painter.setFont(self._font)
+        for i, row in enumerate(legend.rows):
+            y = pad + i * row_h
+            x = float(pad)
+            for shape, color, hollow in row.glyphs:
+                _draw_glyph(painter, LANE_SHAPES.index(shape), _color(color), hollow, x,
+                            y + (row_h - 3 - g) / 2, g)
+                x += g + 2
+            x += 4 if row.glyphs else 0
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+            painter.setPen(_color(row.color if row.color is not None else LEGEND_TEXT))
+            painter.drawText(QtCore.QPointF(x, y + (row_h - 3 + m.ascent() - m.descent()) / 2),
+                             row.text)
+        painter.end()
+        return pix
 
 
 class ChartOverlays:
@@ -401,6 +627,8 @@ class ChartOverlays:
         self.ranges = _Table("ts0")
         self.ghost: Ghost | None = None
         self.badge: Badge | None = None
+        self.lanes: dict[str, LaneMarks] = {}
+        self.legend: Legend | None = None
         self.item = OverlayItem(self, view_model)
         self.item.setVisible(False)
         self._handles = itertools.count(1)
@@ -411,6 +639,7 @@ class ChartOverlays:
     def _changed(self) -> None:
         """Repaint; an overlay layer with nothing to draw is hidden, so frames skip it."""
         self.item.setVisible(self.ghost is not None or self.badge is not None
+                             or self.legend is not None or bool(self.lanes)
                              or any(len(t) for t in self._tables()))
         self.item.update()
 
@@ -464,6 +693,50 @@ class ChartOverlays:
         self.badge = Badge(str(text), _color(color), group)
         self._changed()
 
+    def set_lane_marks(self, ts, shapes, color_index, palette, opacity=None, hollow=None,
+                       group: str = DEFAULT_GROUP) -> None:
+        """Show ``group``'s lane marks (replacing the ones it had; none removes them): one
+        glyph per time ``ts`` (candle open times, drawn at their candle) along the bottom of
+        the pane. ``shapes``: indexes of ``LANE_SHAPES`` (0 ▼, 1 ◆, 2 ▲); ``color_index``:
+        indexes of ``palette`` (colours); ``opacity`` 0..1 (default 1) and ``hollow``
+        (default filled) per mark."""
+        ts = np.asarray(ts, dtype=np.int64).reshape(-1)
+        n = ts.size
+        if not n:
+            if self.lanes.pop(group, None) is not None:
+                self._changed()
+            return
+        shape = np.asarray(shapes, dtype=np.int64).reshape(-1)
+        colors = np.asarray(color_index, dtype=np.int64).reshape(-1)
+        cols = tuple(_color(c) for c in palette)
+        alpha = (np.ones(n) if opacity is None
+                 else np.clip(np.asarray(opacity, dtype=np.float64).reshape(-1), 0.0, 1.0))
+        body = (np.zeros(n, dtype=bool) if hollow is None
+                else np.asarray(hollow, dtype=bool).reshape(-1))
+        if not all(a.size == n for a in (shape, colors, alpha, body)):
+            raise ValueError("lane marks need one shape, colour, opacity and body per time")
+        if shape.min() < 0 or shape.max() >= len(LANE_SHAPES):
+            raise ValueError(f"lane mark shapes index {LANE_SHAPES}")
+        if colors.min() < 0 or colors.max() >= len(cols):
+            raise ValueError("lane mark colours index the palette")
+        order = np.argsort(ts, kind="stable")
+        self.lanes[group] = LaneMarks(ts[order], shape[order], colors[order], cols,
+                                      alpha[order], body[order], group)
+        self._changed()
+
+    def set_legend(self, rows, group: str = DEFAULT_GROUP) -> None:
+        """Show a legend of ``rows`` (``LegendRow``s) in the pane's top left corner, below
+        the annotation lanes (one legend: it replaces the previous one, and goes with
+        ``clear`` of its group); no rows remove it."""
+        rows = tuple(rows)
+        if not rows:
+            if self.legend is not None and self.legend.group == group:
+                self.legend = None
+                self._changed()
+            return
+        self.legend = Legend(rows, group)
+        self._changed()
+
     def remove(self, handle: int) -> bool:
         """Remove one overlay; False if the handle is unknown (already removed)."""
         for table in self._tables():
@@ -482,10 +755,17 @@ class ChartOverlays:
         if self.badge is not None and group in (None, self.badge.group):
             self.badge = None
             removed += 1
+        if self.legend is not None and group in (None, self.legend.group):
+            self.legend = None
+            removed += 1
+        for name in [g for g in self.lanes if group in (None, g)]:
+            removed += len(self.lanes.pop(name))
         if removed:
             self._changed()
         return removed
 
     def count(self, group: str | None = None) -> int:
-        return sum(1 for table in self._tables() for r in table.records.values()
-                   if group is None or r.group == group)
+        """Markers, segments, labels, ranges and lane marks (of ``group``)."""
+        return (sum(1 for table in self._tables() for r in table.records.values()
+                    if group is None or r.group == group)
+                + sum(len(lane) for g, lane in self.lanes.items() if group in (None, g)))

@@ -1,25 +1,26 @@
-"""Device gauges: memory of the chosen device against its total, sampled twice a second while
-a run is active.
+"""Device gauges: memory of the chosen device against its total, sampled about once a second
+on a GUI timer while a run is active (never per training step), and once when it ends.
 
-CUDA: allocated, reserved and peak memory of the torch allocator against the GPU's total, and
-the GPU's utilisation from NVML when ``pynvml`` is installed. CPU: the process's RAM and peak
-RAM against the machine's, and the process's CPU use. A value that cannot be read shows "—".
-The numbers come from ``ml.device`` (counters only, no device synchronisation: cheap on the
-GUI thread); this widget only shows them.
+CUDA: allocated, reserved and peak memory of the torch allocator against the GPU's total
+(shown too), and the GPU's utilisation from NVML when ``nvidia-ml-py`` is installed. CPU: the
+process's RAM and peak RAM against the machine's total, and the process's CPU use. A value
+that cannot be read shows "—". The numbers come from ``ml.device`` (counters only, no device
+synchronisation: cheap on the GUI thread); this widget only shows them, and ``summary``
+(also sent as ``sampled(str)``) says them in one line for the status bar.
 """
 
 from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
 
 from ...ml.device import UtilisationSampler, memory_stats
 from .curves import NO_DATA
 
 log = logging.getLogger(__name__)
-INTERVAL_MS = 500
+INTERVAL_MS = 1000  # about once a second
 
 
 class _Gauge:
@@ -40,12 +41,16 @@ class _Gauge:
         for widget in (self.title, self.bar, self.text):
             widget.setVisible(visible)
 
+    def show_total(self, total: float | None) -> None:
+        self.bar.setValue(1000 if total else 0)
+        self.text.setText(_size(total) if total else NO_DATA)
+
     def show_mb(self, value: float | None, total: float | None) -> None:
         if value is None or not total:
             self.clear()
             return
         self.bar.setValue(int(min(value / total, 1.0) * 1000))
-        self.text.setText(f"{_size(value)} / {_size(total)} ({value / total * 100:.0f}%)")
+        self.text.setText(f"{_size(value)} ({value / total * 100:.0f}%)")  # of the Total row
 
     def show_percent(self, value: float | None) -> None:
         if value is None:
@@ -67,6 +72,8 @@ class DeviceGauges(QWidget):
     """See the module docstring. ``set_device`` chooses the device; ``start``/``stop`` the
     sampling; ``sample`` reads once."""
 
+    sampled = Signal(str)
+
     def __init__(self, parent=None):
         super().__init__(parent)
         grid = QGridLayout(self)
@@ -77,8 +84,10 @@ class DeviceGauges(QWidget):
         self.allocated = _Gauge(grid, 1, "Allocated")
         self.reserved = _Gauge(grid, 2, "Reserved")
         self.peak = _Gauge(grid, 3, "Peak")
-        self.utilisation = _Gauge(grid, 4, "Utilisation")
+        self.total = _Gauge(grid, 4, "Total")
+        self.utilisation = _Gauge(grid, 5, "Utilisation")
         grid.setColumnStretch(1, 1)
+        self.summary = ""
         self.spec: str | None = None
         self.samples = 0
         self._utilisation = UtilisationSampler()
@@ -97,10 +106,15 @@ class DeviceGauges(QWidget):
         cuda = spec.startswith("cuda")
         self.allocated.title.setText("Allocated" if cuda else "Process RAM")
         self.peak.title.setText("Peak" if cuda else "Peak RAM")
+        self.total.title.setText("Total" if cuda else "Total RAM")
         self.utilisation.title.setText("GPU use" if cuda else "CPU use")
         self.reserved.set_visible(cuda)
-        for gauge in (self.allocated, self.reserved, self.peak, self.utilisation):
+        for gauge in self.gauges:
             gauge.clear()
+
+    @property
+    def gauges(self) -> tuple[_Gauge, ...]:
+        return (self.allocated, self.reserved, self.peak, self.total, self.utilisation)
 
     def start(self) -> None:
         if self.spec is None:
@@ -120,14 +134,22 @@ class DeviceGauges(QWidget):
             stats = memory_stats(self.spec)
         except Exception as exc:  # noqa: BLE001 - a gauge must not break the panel
             log.warning("cannot read the memory of %s: %s", self.spec, exc)
-            for gauge in (self.allocated, self.reserved, self.peak):
+            for gauge in (self.allocated, self.reserved, self.peak, self.total):
                 gauge.clear()
             return
         self.samples += 1
         self.allocated.show_mb(stats.allocated_mb, stats.total_mb)
         self.reserved.show_mb(stats.reserved_mb, stats.total_mb)
         self.peak.show_mb(stats.peak_mb, stats.total_mb)
+        self.total.show_total(stats.total_mb)
         gpu_error = self._utilisation.gpu_error
-        self.utilisation.show_percent(self._utilisation.sample(self.spec))
+        use = self._utilisation.sample(self.spec)
+        self.utilisation.show_percent(use)
         if gpu_error is None and self._utilisation.gpu_error is not None:
             log.info("GPU utilisation is not shown: %s", self._utilisation.gpu_error)
+        cuda = self.spec.startswith("cuda")
+        memory = f"{'memory' if cuda else 'RAM'} {_size(stats.allocated_mb)} / " \
+                 f"{_size(stats.total_mb)}"
+        busy = f"{'GPU' if cuda else 'CPU'} {use:.0f}%" if use is not None else ""
+        self.summary = " · ".join(part for part in (memory, busy) if part)
+        self.sampled.emit(self.summary)

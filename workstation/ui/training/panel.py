@@ -1,5 +1,10 @@
-"""The training dock: settings, commands, state, curves, gauges, live predictions, the
-validation confusion matrices and the walk-forward evaluation.
+"""The training workspace: settings, commands, state, curves, device gauges, live
+predictions, the validation confusion matrices and the walk-forward evaluation.
+
+Its left column keeps the state, the commands and the device gauges in sight (the settings
+and the latest numbers scroll below them); the curves, confusion matrices and evaluation
+fill the rest (``curves.TrainingCurves``). ``workspace.TrainingWorkspace`` shows it as a tab
+beside the chart or in a window of its own.
 
 State is always one of ``STATES`` and shown in words with what it is doing:
 
@@ -25,13 +30,15 @@ import logging
 import time
 from collections import Counter
 from dataclasses import fields
+from functools import partial
+from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDockWidget,
     QDoubleSpinBox,
+    QFileDialog,
     QFormLayout,
     QGridLayout,
     QGroupBox,
@@ -75,16 +82,21 @@ from .device_warmup import DeviceWarmup
 from .evaluation_view import EvaluationView
 from .gauges import DeviceGauges
 from .prediction_overlay import PredictionOverlay, position_text
+from .runs import Exported, RunList, RunsListed, export_run, list_store_runs
 from .worker import (
     EvaluationJob,
     EvaluationWorker,
     LiveWorker,
     ProgressRelay,
+    RunCurves,
     StoppedEvaluation,
+    TaskFailed,
+    TaskWorker,
     TrainingJob,
     TrainingWorker,
     WorkerThread,
     collect_garbage_on_gui_thread,
+    read_run_curves,
 )
 
 log = logging.getLogger(__name__)
@@ -119,6 +131,9 @@ _ICONS = {"train.start": "start", "train.live": "live", "train.live_train": "liv
           "train.stop": "stop", "train.restart": "restart", "train.resume": "resume",
           "train.clear": "clear", "train.evaluate": "start"}
 _IN_EVALUATION_TAB = "train.evaluate"  # its button is on the Evaluation tab
+_BUTTONS = ("train.start", "train.live", "train.live_train", "train.stop", "train.restart",
+            "train.resume", "train.clear")
+CONTROLS_WIDTH = 300  # px: the left column of the workspace (the curves get the rest)
 
 
 def _size_text(n_bytes: int) -> str:
@@ -137,6 +152,9 @@ class TrainingSettings(QGroupBox):
         form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
         self.preset = QComboBox()
         self.device = QComboBox()
+        for box in (self.preset, self.device):  # long device names must not widen the column
+            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(8)
         self.seq_len = QSpinBox()
         self.seq_len.setRange(8, 8192)
         self.seq_len.setToolTip("Candles per window the model sees")
@@ -222,6 +240,25 @@ class TrainingSettings(QGroupBox):
         return {"seq_len": self.seq_len.value(), "dropout": round(self.dropout.value(), 4),
                 "use_gradient_checkpointing": self.grad_checkpointing.isChecked()}
 
+    def apply_recorded(self, preset: str | None, model_config: dict, train_config: dict) -> None:
+        """Take a recorded run's settings (its history's start record)."""
+        if preset and self.preset.findText(preset) >= 0:
+            self.preset.setCurrentText(preset)
+        for box, value in ((self.seq_len, model_config.get("seq_len")),
+                           (self.batch_size, train_config.get("batch_size")),
+                           (self.epochs, train_config.get("epochs"))):
+            if isinstance(value, int):
+                box.setValue(value)
+        for box, value in ((self.lr, train_config.get("lr")),
+                           (self.dropout, model_config.get("dropout"))):
+            if isinstance(value, (int, float)):
+                box.setValue(float(value))
+        if isinstance(model_config.get("use_gradient_checkpointing"), bool):
+            self.grad_checkpointing.setChecked(model_config["use_gradient_checkpointing"])
+        if self.mixed_precision.isEnabled() and \
+                isinstance(train_config.get("mixed_precision"), bool):
+            self.mixed_precision.setChecked(train_config["mixed_precision"])
+
     def train_overrides(self) -> dict:
         out = {"epochs": self.epochs.value(), "batch_size": self.batch_size.value(),
                "lr": self.lr.value()}
@@ -230,22 +267,25 @@ class TrainingSettings(QGroupBox):
         return out
 
 
-class TrainingDock(QDockWidget):
-    """See the module docstring.
+class TrainingPanel(QWidget):
+    """See the module docstring. The training workspace: a window's central tab or a window
+    of its own (``workspace.TrainingWorkspace`` places it).
 
     Public: ``state`` (one of ``STATES``) and ``state_changed(str)``; ``detail`` (the words
     shown beside the state); ``command_actions`` (command id -> QAction, for the Train menu);
     ``current_run_id``; ``shutdown(timeout_s)``; ``warmup`` (the ``DeviceWarmup``, started by
-    the dock); ``device_text_changed(str)`` for a status bar.
+    the panel); ``device_text_changed(str)`` for a status bar (the device, and while a run is
+    active its memory and utilisation, once a second).
     """
 
     state_changed = Signal(str)
     device_text_changed = Signal(str)
 
     def __init__(self, paths: AppPaths, live_data: LiveData, chart=None, parent=None):
-        super().__init__("Training", parent)
+        super().__init__(parent)
         collect_garbage_on_gui_thread()  # before the first worker thread starts
-        self.setObjectName("trainingDock")
+        self.setObjectName("trainingPanel")
+        self.setWindowTitle("Training")
         self.paths = paths
         self.live_data = live_data
         self.chart = chart
@@ -265,9 +305,12 @@ class TrainingDock(QDockWidget):
         self._coalesced = 0
         self._evaluating = False
         self._generation = 0  # counts series shown; live results carry the one they are of
+        self._tasks: list[WorkerThread] = []  # reads and exports of runs, off the GUI thread
+        self._wanted_open: str | None = None  # the run whose recorded curves were asked for
         self.relay = ProgressRelay(self)
         self.relay.delivered.connect(self._on_delivered)
         self._build()
+        self.gauges.sampled.connect(self._gauges_sampled)
         self.command_actions = create_actions(self, {
             "train.start": self.start_training,
             "train.live": self.start_live,
@@ -301,16 +344,20 @@ class TrainingDock(QDockWidget):
 
     # -- layout ------------------------------------------------------------------------------
     def _build(self) -> None:
-        body = QWidget()
-        outer = QVBoxLayout(body)
+        """Two columns: on the left what must stay in sight (state, commands, device gauges)
+        above the settings and numbers (which scroll); on the right the curves, confusion
+        matrices, evaluation and runs, filling the rest."""
+        column = QWidget()
+        column.setObjectName("trainingControls")
+        outer = QVBoxLayout(column)
         outer.setContentsMargins(6, 6, 6, 6)
         self.state_label = QLabel()
         # Fixed sizes: progress text that changes length must not re-layout (and repaint)
-        # the curves below it.
+        # the curves beside it.
         self.detail_label = QLabel()
         self.detail_label.setWordWrap(True)
         self.detail_label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
-        self.detail_label.setFixedHeight(2 * self.detail_label.fontMetrics().lineSpacing() + 2)
+        self.detail_label.setFixedHeight(3 * self.detail_label.fontMetrics().lineSpacing() + 2)
         self.detail_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.run_label = QLabel("Run —")
         self.run_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -320,50 +367,71 @@ class TrainingDock(QDockWidget):
         outer.addWidget(self.detail_label)
         outer.addWidget(self.run_label)
         grid = QGridLayout()
+        grid.setSpacing(2)
         self.evaluation = EvaluationView()
         self.buttons: dict[str, QToolButton] = {_IN_EVALUATION_TAB: self.evaluation.run_button}
-        for i, command in enumerate(c for c in COMMANDS if c.id != _IN_EVALUATION_TAB):
+        for i, command in enumerate(c for c in COMMANDS if c.id in _BUTTONS):
             button = QToolButton()
             button.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
             button.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
             self.buttons[command.id] = button
             grid.addWidget(button, i // 2, i % 2)
         outer.addLayout(grid)
+        self.gauges_box = QGroupBox("Device")
+        self.gauges_box.setObjectName("deviceGauges")
+        self.gauges = DeviceGauges()
+        QVBoxLayout(self.gauges_box).addWidget(self.gauges)
+        outer.addWidget(self.gauges_box)
+
+        scrolled = QWidget()
+        box = QVBoxLayout(scrolled)
+        box.setContentsMargins(0, 0, 0, 0)
+        self.settings = TrainingSettings()
+        box.addWidget(self.settings)
+        numbers = QGroupBox("Metrics")
+        self.readout = MetricReadout()
+        QVBoxLayout(numbers).addWidget(self.readout)
+        box.addWidget(numbers)
+        box.addStretch(1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.scroll.setFrameShape(QScrollArea.NoFrame)
+        self.scroll.setWidget(scrolled)
+        outer.addWidget(self.scroll, 1)
+
+        right = QWidget()
+        side = QVBoxLayout(right)
+        side.setContentsMargins(0, 0, 0, 0)
+        side.setSpacing(2)
         self.error_box = QPlainTextEdit()
         self.error_box.setReadOnly(True)
         self.error_box.setMaximumHeight(160)
         self.error_box.setLineWrapMode(QPlainTextEdit.NoWrap)
         self.error_box.setStyleSheet("color: #ef5350")
         self.error_box.hide()
-        outer.addWidget(self.error_box)
-
-        top = QWidget()
-        box = QVBoxLayout(top)
-        box.setContentsMargins(0, 0, 0, 0)
-        self.settings = TrainingSettings()
-        box.addWidget(self.settings)
-        gauges_box = QGroupBox("Device")
-        self.gauges = DeviceGauges()
-        QVBoxLayout(gauges_box).addWidget(self.gauges)
-        box.addWidget(gauges_box)
-        numbers = QGroupBox("Metrics")
-        self.readout = MetricReadout()
-        QVBoxLayout(numbers).addWidget(self.readout)
-        box.addWidget(numbers)
-        box.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(top)
+        side.addWidget(self.error_box)
         self.curves = TrainingCurves()
         self.confusion = ConfusionMatrices()
         self.curves.tabs.addTab(self.confusion, "Confusion")
         self.curves.tabs.addTab(self.evaluation, "Evaluation")
-        splitter = QSplitter(Qt.Vertical)
-        splitter.addWidget(scroll)
-        splitter.addWidget(self.curves)
-        splitter.setSizes([400, 500])
-        outer.addWidget(splitter, 1)
-        self.setWidget(body)
+        self.runs = RunList()
+        self.runs.action_requested.connect(self._run_action)
+        self.curves.tabs.addTab(self.runs, "Runs")
+        side.addWidget(self.curves, 1)
+
+        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter.setObjectName("trainingSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(column)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([CONTROLS_WIDTH, 1000])
+        column.setMinimumWidth(240)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
 
     # -- state -------------------------------------------------------------------------------
     def _set_state(self, state: str, detail: str = "") -> None:
@@ -425,6 +493,9 @@ class TrainingDock(QDockWidget):
             log.warning("cannot list checkpoints: %s", exc)
         self._show_run()
         self._set_state("idle", f"ready: {', '.join(d.label for d in devices)}")
+        self.refresh_runs()
+        if self.current_run_id is not None:
+            self.open_run(self.current_run_id)  # the last run's curves, as it recorded them
 
     @Slot(str, str)
     def _devices_failed(self, message: str, tb: str) -> None:
@@ -437,6 +508,14 @@ class TrainingDock(QDockWidget):
         self.gauges.set_device(choice.spec, choice.label)
         self.gauges.sample()
         self.device_text_changed.emit(choice.label)
+
+    @Slot(str)
+    def _gauges_sampled(self, summary: str) -> None:
+        """While a run is active the status bar shows the device's memory and use too."""
+        choice = self.settings.device_choice()
+        if choice is not None:
+            self.device_text_changed.emit(f"{choice.label} · {summary}"
+                                          if self.gauges.active and summary else choice.label)
 
     # -- commands ----------------------------------------------------------------------------
     def start_training(self) -> None:
@@ -532,6 +611,9 @@ class TrainingDock(QDockWidget):
             else:
                 log.error("the training worker did not stop within %.0f s", timeout_s)
         ok = self.warmup.join(max(0.0, deadline - time.monotonic())) and ok
+        for task in self._tasks:
+            ok = task.join(max(0.0, deadline - time.monotonic())) and ok
+        self._tasks = [t for t in self._tasks if t.is_running()]
         self.gauges.stop()
         return ok
 
@@ -564,6 +646,7 @@ class TrainingDock(QDockWidget):
         return snapshot
 
     def _begin(self, worker, detail: str, state: str = "preparing") -> None:
+        self._wanted_open = None  # recorded curves still being read are not shown now
         self.error_box.hide()
         self.last_error = None
         self.events_seen.clear()
@@ -588,7 +671,8 @@ class TrainingDock(QDockWidget):
         self.current_run_id = run_id
         self.provenance = key.provenance
         self._show_run()
-        self.curves.reset()
+        self.curves.reset()  # a resumed run's recorded curves come first from the worker
+        self.runs.set_shown(run_id)
         self.readout.reset(s.epochs.value())
         self.confusion.reset()
         what = "resuming" if resume_run else "new run"
@@ -659,6 +743,7 @@ class TrainingDock(QDockWidget):
         run = self.current_run_id or "—"
         where = f" · {self.provenance}" if self.provenance else ""
         self.run_label.setText(f"Run {run}{where}")
+        self.run_label.setToolTip(self.run_label.text())
 
     def _show_failure(self, message: str, tb: str) -> None:
         self.last_error = message
@@ -669,13 +754,29 @@ class TrainingDock(QDockWidget):
     # -- worker -> GUI ------------------------------------------------------------------------
     @Slot(list)
     def _on_delivered(self, items: list) -> None:
+        rest = []
+        for item in items:
+            if isinstance(item, (RunsListed, Exported, TaskFailed)):
+                self._task_result(item)
+            else:
+                rest.append(item)
+        items = rest
         if self._evaluating:
-            self._evaluation_delivered(items)
+            for item in items:
+                if isinstance(item, RunCurves):
+                    self._run_curves(item)
+            self._evaluation_delivered([i for i in items if not isinstance(i, RunCurves)])
             return
         training = []
         for item in items:
             self.events_seen[type(item).__name__] += 1
             match item:
+                case RunCurves():
+                    if training:  # what came before it, first
+                        self.readout.add_events(training)
+                        self.curves.add_events(training)
+                        training = []
+                    self._run_curves(item)
                 case RunStarted() | BatchEnd() | EpochEnd():
                     training.append(item)
                     self._progress(item)
@@ -795,9 +896,202 @@ class TrainingDock(QDockWidget):
                                         f"predictions and {outcome.steps} training steps")
             case _:
                 self._show_failure("the worker ended without a result", "(see the log)")
+        if isinstance(outcome, (Finished, Failed, LiveEnded)):
+            self.refresh_runs()  # its row shows how it ended
         then, self._then = self._then, None
         if then is not None:
             then()
+
+    # -- runs: the Runs tab's commands ------------------------------------------------------------
+    @property
+    def tasks_running(self) -> bool:
+        """A read or export of a run is under way (or its result not yet shown)."""
+        return bool(self._tasks)
+
+    def _run_task(self, task, what: str) -> None:
+        if self._shut_down:
+            return
+        runner = WorkerThread(TaskWorker(task, what, self.relay), what)
+        runner.finished.connect(self._task_finished)
+        self._tasks.append(runner)
+        runner.start()
+
+    @Slot()
+    def _task_finished(self) -> None:
+        self.relay.flush()  # the result it put is shown first
+        for task in [t for t in self._tasks if not t.is_running()]:
+            task.join(0)
+            self._tasks.remove(task)
+
+    @Slot(str, str)
+    def _run_action(self, action: str, run_id: str) -> None:
+        match action:
+            case "refresh":
+                self.refresh_runs()
+            case "open":
+                self.open_run(run_id)
+            case "compare":
+                self.compare_run(run_id)
+            case "resume":
+                self.resume_run(run_id)
+            case "restart":
+                self.restart_from(run_id)
+            case "delete":
+                self.delete_run(run_id)
+            case "tensorboard" | "csv":
+                self.export_run(run_id, action)
+
+    def refresh_runs(self) -> None:
+        """List the runs again (read off the GUI thread; the Runs tab fills when done)."""
+        self._run_task(partial(list_store_runs, self.paths.checkpoints_dir), "listing the runs")
+
+    def open_run(self, run_id: str) -> bool:
+        """Show run ``run_id``'s recorded curves (not while a run is active: its own curves
+        are shown then; overlay it instead)."""
+        if self.busy:
+            self._refuse(f"run {run_id} can be opened once this one has stopped; overlay it "
+                         f"to see it beside this one")
+            return False
+        self._wanted_open = run_id
+        self._run_task(partial(read_run_curves, self.paths.checkpoints_dir, run_id, "open"),
+                       f"reading run {run_id}")
+        return True
+
+    def compare_run(self, run_id: str) -> None:
+        """Draw run ``run_id`` beside the run shown (again on the same run: take it away)."""
+        if self.curves.compare_run == run_id or run_id == self.curves.run_id:
+            self.curves.clear_compare()
+            self.runs.say("overlay cleared")
+            return
+        self._run_task(partial(read_run_curves, self.paths.checkpoints_dir, run_id, "compare"),
+                       f"reading run {run_id}")
+
+    def resume_run(self, run_id: str) -> None:
+        """Continue run ``run_id`` from its checkpoint, up to the panel's Epochs."""
+        if not self._can_start():
+            self._refuse("a run is active: stop it before resuming another")
+            return
+        try:
+            self._store().check_resumable(run_id, self.settings.epochs.value())
+        except WorkstationError as exc:
+            self._refuse(str(exc))
+            self.runs.say(str(exc))
+            return
+        self._start_training(resume_run=run_id)
+
+    def restart_from(self, run_id: str) -> None:
+        """A new run with run ``run_id``'s recorded settings (read first, off the thread)."""
+        if not self._can_start():
+            self._refuse("a run is active: stop it before starting another")
+            return
+        self._run_task(partial(read_run_curves, self.paths.checkpoints_dir, run_id, "restart"),
+                       f"reading run {run_id}")
+
+    def delete_run(self, run_id: str) -> bool:
+        """Delete run ``run_id``'s checkpoints and history after a confirmation that gives
+        their size; the active run cannot be deleted. Returns whether it was deleted."""
+        if self.busy and run_id == self.current_run_id:
+            self._refuse(f"run {run_id} is active: stop it before deleting it")
+            return False
+        store = self._store()
+        size = next((r.size_bytes for r in store.list_runs() if r.run_id == run_id), None)
+        if size is None:
+            self._refuse(f"there is no run {run_id}")
+            self.refresh_runs()
+            return False
+        answer = QMessageBox.question(
+            self, "Delete run", f"Delete run {run_id}: its checkpoints and its history "
+                                f"({_size_text(size)}) in {store.run_dir(run_id)}?",
+            QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
+        if answer != QMessageBox.Yes:
+            return False
+        try:
+            freed = store.delete_run(run_id)
+        except WorkstationError as exc:
+            self._refuse(str(exc))
+            self.runs.say(str(exc))
+            return False
+        log.info("deleted run %s (%s)", run_id, _size_text(freed))
+        self.runs.say(f"deleted run {run_id} ({_size_text(freed)})")
+        if self.curves.compare_run == run_id:
+            self.curves.clear_compare()
+        if run_id == self.current_run_id:
+            self.current_run_id = None
+            self._show_run()
+            if not self.busy:
+                self.curves.reset()
+                self.readout.reset()
+        self.refresh_runs()
+        return True
+
+    def export_run(self, run_id: str, kind: str, path: str | None = None) -> bool:
+        """Export run ``run_id``: ``tensorboard`` (event files into the folder ``path``) or
+        ``csv`` (the file ``path``); without ``path`` a dialog asks. The export runs off the
+        GUI thread; the Runs tab says where it went."""
+        if path is None:
+            home = str(Path.home())
+            if kind == "csv":
+                path, _ = QFileDialog.getSaveFileName(self, f"Export run {run_id} as CSV",
+                                                      str(Path(home) / f"{run_id}.csv"),
+                                                      "CSV files (*.csv);;All files (*)")
+            else:
+                path = QFileDialog.getExistingDirectory(
+                    self, f"Export run {run_id} for TensorBoard (a folder)", home)
+            if not path:
+                return False
+        self.runs.say(f"exporting run {run_id} to {path}…")
+        self._run_task(partial(export_run, self.paths.checkpoints_dir, run_id, kind, path),
+                       f"exporting run {run_id}")
+        return True
+
+    def _task_result(self, item) -> None:
+        match item:
+            case RunsListed():
+                self.runs.show_runs(item.runs)
+            case Exported():
+                log.info("%s", item.message)
+                self.runs.say(item.message)
+            case TaskFailed():
+                self.runs.say(f"{item.what} failed: {item.message}")
+
+    def _run_curves(self, item: RunCurves) -> None:
+        """A run's recorded history, read for ``item.purpose``."""
+        if item.history is None:
+            log.warning("run %s: %s", item.run_id, item.error)
+            self.runs.say(f"run {item.run_id}: {item.error}")
+            if item.purpose == "restart":
+                self._refuse(f"cannot restart run {item.run_id}: {item.error}")
+            return
+        match item.purpose:
+            case "open":
+                if self.busy or item.run_id != self._wanted_open:
+                    return  # a run started since: its own curves are shown
+                self._wanted_open = None
+                self.current_run_id = item.run_id
+                self.provenance = item.history.provenance
+                self._show_run()
+                self.curves.show_history(item.run_id, item.history)
+                self.readout.show_recorded(item.history)
+                self.confusion.reset()
+                self.runs.set_shown(item.run_id)
+            case "resume":
+                if item.run_id == self.current_run_id:
+                    self.curves.show_history(item.run_id, item.history)
+            case "compare":
+                self.curves.compare_with(item.run_id, item.history)
+                self.runs.say(f"run {item.run_id} is drawn beside run "
+                              f"{self.curves.run_id or '—'} (grey, dashed)")
+            case "restart":
+                start = next((m for m in reversed(item.history.markers)  # its latest
+                              if m.get("type") in ("start", "resume")), None)
+                if start is None or not self._can_start():
+                    self._refuse(f"cannot restart run {item.run_id}: "
+                                 + ("no settings recorded" if start is None else "busy"))
+                    return
+                self.settings.apply_recorded(start.get("preset"),
+                                             start.get("model_config") or {},
+                                             start.get("train_config") or {})
+                self.start_training()
 
     # -- live data -> worker -------------------------------------------------------------------
     @Slot(int)

@@ -1,100 +1,230 @@
 """Live predictions on the chart, through its overlay API (``chart.overlays``).
 
-For the newest prediction: a ghost candle where the next candle will be, a trend arrow from
-the last close across the trend horizon (one standard deviation of the predicted return per
-candle, scaled by the square root of the horizon; flat when the trend says flat), a label
-with the predicted direction and its confidence, and in the pane's top right corner a badge
-with the position the model suggests holding once the newest candle has closed (what it
-learned from the trader's marks: flat, long or short) and its probability. When a prediction
-matures, the candle it was about gets a mark, green ✓ or red ✗: above the candle for the
-next-candle direction, below it for the trend (made ``trend_horizon`` candles earlier).
+One compact mark per predicted candle, in a lane along the bottom of the price pane under the
+candle it is about: the candle head's call for that candle, ▲ up (green), ◆ flat (grey) or
+▼ down (red), as opaque as the model was sure (a faint mark: near a third, a solid one: near
+certain). With outcomes shown (``O``), a mark whose candle has closed is filled when the call
+was right and hollow when it was wrong. The position head is the badge in the pane's top right
+corner, the position the model suggests holding once the newest candle has closed ("suggested
+LONG 72%"). A legend in the top left corner says all of that and gives each market head's
+rolling live accuracy beside its majority and persistence baselines over the same candles
+(``ml.live.RollingAccuracy``, in both live modes).
+
+The marks stay on the chart when live mode stops, and when it starts again, until the trader
+clears them (``Shift+C``) or another series is shown; the badge goes when live mode stops (its
+suggestion is about now).
 """
 
 from __future__ import annotations
 
-import math
-from collections import deque
+import numpy as np
 
-CURRENT = "prediction"
-MARKS = "prediction.marks"
-MAX_MARKS = 400  # the oldest marks are removed beyond this
-_BPS = 1e-4
-_DIRECTION_COLORS = {"up": "#26a69a", "down": "#ef5350", "flat": "#9e9e9e"}
+from ...ml.events import LiveAccuracy, LiveStep
+from ...ml.live import RollingAccuracy
+from ..chart.overlays import LANE_SHAPES, LegendRow
+from ..shortcuts import Command, create_actions, register
+
+CURRENT = "prediction"  # the badge
+MARKS = "prediction.marks"  # the lane marks
+LEGEND = "prediction.legend"
+MAX_MARKS = 2000  # the oldest marks are removed beyond this
+DIRECTIONS = ("down", "flat", "up")  # the candle head's classes, in its order
+DIRECTION_COLORS = {"up": "#26a69a", "down": "#ef5350", "flat": "#9e9e9e"}
 _POSITION_COLORS = {"long": "#26a69a", "short": "#ef5350", "flat": "#9e9e9e"}
-_RIGHT, _WRONG = "#00c853", "#ff1744"
+_PALETTE = tuple(DIRECTION_COLORS[d] for d in DIRECTIONS)
+_SHAPES = np.array([LANE_SHAPES.index(d) for d in DIRECTIONS])  # the glyph of each class
+MIN_OPACITY = 0.4  # of a mark whose call is no better than chance
+SURE = 0.8  # the confidence from which a mark is opaque
+PENDING, WRONG, RIGHT = -1, 0, 1
+
+PREDICTIONS = "Predictions"
+COMMANDS: tuple[Command, ...] = (
+    Command("predictions.outcomes", "Show prediction outcomes", ("O",), PREDICTIONS,
+            "Mark each live prediction whose candle has closed: filled right, hollow wrong"),
+    Command("predictions.clear", "Clear predictions", ("Shift+C",), PREDICTIONS,
+            "Remove the live predictions from the chart (they stay after live mode stops)"),
+)
+register(*COMMANDS)
+
+
+def confidence_opacity(confidence: float, classes: int = 3) -> float:
+    """A mark's opacity: ``MIN_OPACITY`` at chance (1 / ``classes``), rising to 1 at a
+    confidence of ``SURE``."""
+    chance = 1.0 / classes
+    sure = min(max((float(confidence) - chance) / (SURE - chance), 0.0), 1.0)
+    return MIN_OPACITY + (1.0 - MIN_OPACITY) * sure
+
+
+def pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def accuracy_text(score: LiveAccuracy, label: str) -> str:
+    """``"candle 54% · majority 48% · persistence 51% (last 100)"`` (— without data)."""
+    return (f"{label} {pct(score.accuracy)} · majority {pct(score.majority)} · persistence "
+            f"{pct(score.persistence)} (last {score.n})")
+
+
+def legend_rows(accuracy: dict[str, LiveAccuracy], outcomes: bool, live: bool,
+                trend_horizon: int | None = None) -> tuple[LegendRow, ...]:
+    """The legend: what the marks show (the candle head) and what the badge is (the position
+    head), the outcomes toggle, each market head's rolling accuracy beside its baselines, and
+    once live mode has stopped how to clear the marks."""
+    glyphs = tuple((d, DIRECTION_COLORS[d], False) for d in ("up", "flat", "down"))
+    rows = [LegendRow("candle head: next candle up / flat / down, faint = unsure", None,
+                      glyphs)]
+    after = " · badge ↗: position head" if live else " · stopped: Shift+C clears"
+    if outcomes:
+        rows.append(LegendRow(f"right / wrong (O){after}", None,
+                              (("up", "#bdbdbd", False), ("up", "#bdbdbd", True))))
+    else:
+        rows.append(LegendRow(f"O: show right / wrong{after}"))
+    trend = f"{trend_horizon}-candle trend" if trend_horizon else "trend"
+    for head, label in (("candle", "candle"), ("trend", trend)):
+        if head in accuracy:
+            rows.append(LegendRow(accuracy_text(accuracy[head], label)))
+    return tuple(rows)
 
 
 class PredictionOverlay:
-    """Draws ``OnlineStep``s (``workstation.ml.online``) on ``chart``; reads candle prices
-    from ``live_data`` to place the marks."""
+    """Draws live steps on ``chart`` (see the module docstring): ``show_step`` takes an
+    ``OnlineStep`` (``workstation.ml.online``) or the ``LiveStep`` event carrying one (whose
+    rolling accuracy it then shows; for a bare step it scores the outcomes itself with the
+    session's ``RollingAccuracy``). ``clear`` is called when live mode starts or ends and when
+    another series is shown; ``clear_predictions`` is the trader's command.
 
-    def __init__(self, chart, live_data):
+    ``prediction``: the newest prediction while live mode runs (None otherwise); ``right`` /
+    ``wrong``: how many of the marks on the chart were settled right / wrong; ``accuracy``: the
+    rolling accuracy shown (head -> ``LiveAccuracy``); ``show_outcomes``; ``actions``: the two
+    commands' QActions (on the chart, also in its ``actions_by_id`` for the View menu)."""
+
+    def __init__(self, chart, live_data=None):
         self.chart = chart
         self.live_data = live_data
-        self._marks: deque[int] = deque()
-        self.right = 0
-        self.wrong = 0
-        self.prediction = None  # the newest one shown
+        self.prediction = None
+        self.accuracy: dict[str, LiveAccuracy] = {}
+        self.show_outcomes = True
+        self.live = False  # a live session is showing its steps
+        self._scorer = RollingAccuracy()
+        self._horizon: int | None = None
+        self._shown_on = None  # the chart's candles the marks are drawn on
+        # prediction ts -> [target ts, class, opacity, outcome], oldest first
+        self._marks: dict[int, list] = {}
+        self.actions = create_actions(chart, {"predictions.outcomes": self.toggle_outcomes,
+                                              "predictions.clear": self.clear_predictions})
+        outcomes = self.actions["predictions.outcomes"]
+        outcomes.setCheckable(True)
+        outcomes.setChecked(self.show_outcomes)
+        actions_by_id = getattr(chart, "actions_by_id", None)
+        if isinstance(actions_by_id, dict):
+            actions_by_id.update(self.actions)
 
     @property
     def overlays(self):
         return self.chart.overlays
 
+    @property
+    def right(self) -> int:
+        return sum(1 for m in self._marks.values() if m[3] == RIGHT)
+
+    @property
+    def wrong(self) -> int:
+        return sum(1 for m in self._marks.values() if m[3] == WRONG)
+
+    @property
+    def marks(self) -> int:
+        """Predicted candles marked on the chart."""
+        return len(self._marks)
+
+    # -- what the dock calls ------------------------------------------------------------------
     def show_step(self, step) -> None:
-        """The step's prediction replaces the previous one; its outcomes add marks."""
+        """A live step: its prediction gets a mark (and the badge), its outcomes settle the
+        marks of earlier ones, and the legend shows the rolling accuracy."""
+        accuracy = None
+        if isinstance(step, LiveStep):
+            accuracy, step = step.accuracy, step.step
+        self._follow_series()
+        if not self.live:  # the first step of a session: its score starts over
+            self.live = True
+            self._scorer.reset()
+        if accuracy is None:
+            self._scorer.add(step.outcomes)
+            accuracy = self._scorer.scores()
+        self.accuracy = dict(accuracy)
         for outcome in step.outcomes:
-            self._mark(outcome)
-        self._show_prediction(step.prediction)
-
-    def _show_prediction(self, p) -> None:
-        o = self.overlays
-        o.clear(CURRENT)
-        g = p.ghost
-        o.set_ghost(g.ts, g.open, g.high, g.low, g.close, _DIRECTION_COLORS[p.candle_label])
-        tf_ms = p.target_ts - p.ts
-        direction = {"down": -1, "flat": 0, "up": 1}[p.trend_label]
-        sigma = p.return_std_bps if p.return_std_bps is not None else abs(p.return_bps)
-        end_price = p.close * math.exp(direction * sigma * math.sqrt(p.trend_horizon) * _BPS)
-        end_ts = p.ts + p.trend_horizon * tf_ms
-        color = _DIRECTION_COLORS[p.trend_label]
-        o.add_segment(p.ts, p.close, end_ts, end_price, color, dashed=False, group=CURRENT)
-        trend_p = max(p.trend_probs)
-        if direction:
-            o.add_marker(end_ts, end_price, "up" if direction > 0 else "down", color,
-                         f"trend {trend_p:.0%}", group=CURRENT)
-        o.add_label(g.ts, g.high, f"next {p.candle_label} {p.confidence:.0%}",
-                    _DIRECTION_COLORS[p.candle_label], group=CURRENT)
-        o.set_badge(position_text(p), _POSITION_COLORS[p.position_label], group=CURRENT)
-        self.prediction = p
-
-    def _mark(self, outcome) -> None:
-        candles = self.live_data.candles
-        i = candles.index_of(outcome.matured_ts)
-        if i < 0 or int(candles.ts[i]) != outcome.matured_ts:
-            return  # that candle is not on screen (another series is shown now)
-        color = _RIGHT if outcome.correct else _WRONG
-        sign = "✓" if outcome.correct else "✗"
-        if outcome.head == "candle":
-            handle = self.overlays.add_marker(outcome.matured_ts, float(candles.high[i]), "down",
-                                              color, sign, group=MARKS)
-        else:
-            handle = self.overlays.add_marker(outcome.matured_ts, float(candles.low[i]), "up",
-                                              color, sign, group=MARKS)
-        if outcome.correct:
-            self.right += 1
-        else:
-            self.wrong += 1
-        self._marks.append(handle)
+            mark = self._marks.get(outcome.ts)
+            if outcome.head == "candle" and mark is not None:
+                mark[3] = RIGHT if outcome.correct else WRONG
+        p = step.prediction
+        self._horizon = p.trend_horizon
+        self._marks.pop(p.ts, None)
+        self._marks[p.ts] = [p.target_ts, DIRECTIONS.index(p.candle_label),
+                             confidence_opacity(p.confidence), PENDING]
         while len(self._marks) > MAX_MARKS:
-            self.overlays.remove(self._marks.popleft())
+            del self._marks[next(iter(self._marks))]
+        self.prediction = p
+        self.overlays.set_badge(position_text(p), _POSITION_COLORS[p.position_label],
+                                group=CURRENT)
+        self._draw_marks()
+        self._draw_legend()
 
     def clear(self) -> None:
-        """Remove every prediction overlay (live mode ended or the series changed)."""
+        """Live mode started, ended or another series is shown: the badge goes (and with
+        another series the marks); the marks and the legend stay until ``clear_predictions``."""
+        self.live = False
         self.prediction = None
         self.overlays.clear(CURRENT)
-        self.overlays.clear(MARKS)
-        self.overlays.clear_ghost()
+        self._follow_series()
+        self._draw_legend()
+
+    # -- the trader's commands ----------------------------------------------------------------
+    def toggle_outcomes(self) -> None:
+        self.set_show_outcomes(not self.show_outcomes)
+
+    def set_show_outcomes(self, show: bool) -> None:
+        self.show_outcomes = bool(show)
+        self.actions["predictions.outcomes"].setChecked(self.show_outcomes)
+        self._follow_series()
+        self._draw_marks()
+        self._draw_legend()
+
+    def clear_predictions(self) -> None:
+        """Remove every mark; in live mode the legend (and the session's score) stays."""
         self._marks.clear()
+        self.overlays.set_lane_marks((), (), (), (), group=MARKS)
+        if not self.live:
+            self.accuracy = {}
+        self._draw_legend()
+
+    # -- drawing ------------------------------------------------------------------------------
+    def _follow_series(self) -> None:
+        """Marks belong to the candles they were drawn on: another series drops them (the chart
+        has cleared its overlays already)."""
+        shown = self.chart.candles
+        if shown is not self._shown_on:
+            self._shown_on = shown
+            self._marks.clear()
+            if not self.live:
+                self.accuracy = {}
+            self._draw_marks()
+
+    def _draw_marks(self) -> None:
+        marks, n = self._marks.values(), len(self._marks)
+
+        def column(i: int, dtype) -> np.ndarray:
+            return np.fromiter((m[i] for m in marks), dtype, n)
+
+        cls = column(1, np.int64)
+        self.overlays.set_lane_marks(
+            column(0, np.int64), _SHAPES[cls], cls, _PALETTE, opacity=column(2, np.float64),
+            hollow=(column(3, np.int64) == WRONG) & self.show_outcomes, group=MARKS)
+
+    def _draw_legend(self) -> None:
+        if not self._marks and not self.live:
+            self.overlays.set_legend((), group=LEGEND)
+            return
+        self.overlays.set_legend(legend_rows(self.accuracy, self.show_outcomes, self.live,
+                                             self._horizon), group=LEGEND)
 
 
 def position_text(p) -> str:

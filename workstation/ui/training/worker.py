@@ -21,6 +21,10 @@ progress back.
   coalescing, resets and prediction maturation; the GUI offers it the newest candles.
 - ``EvaluationWorker``: runs the walk-forward evaluation of ``ml.evaluation`` on the data
   ``ml.job`` makes (as ``workstation evaluate`` does); stop with ``stop`` too.
+- ``TaskWorker``: one short task off the GUI thread (reading a run's history, listing the
+  runs, an export); its result, or a ``TaskFailed``, goes to ``relay``. A resumed run's
+  ``TrainingWorker`` reads the run's history first, the same way (``RunCurves``), so that its
+  recorded curves reach the window before the new points.
 
 Slots that receive signals from a worker thread are QObject methods: PySide6 runs a lambda or
 plain function slot in the emitting thread.
@@ -35,8 +39,10 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
@@ -191,10 +197,68 @@ class TrainingJob:
     annotations_db: Path | None = None
 
 
+@dataclass(frozen=True)
+class RunCurves:
+    """Run ``run_id``'s recorded history (``ml.history.History``), read for ``purpose``:
+    ``open`` (show it), ``resume`` (show it, then the resumed run's points), ``compare``
+    (draw it beside the run shown) or ``restart`` (take its settings); ``error`` says why
+    it could not be read (``history`` is None then)."""
+
+    run_id: str
+    purpose: str
+    history: Any = None
+    error: str | None = None
+
+
+def read_run_curves(checkpoints_root: Path, run_id: str, purpose: str) -> RunCurves:
+    """``RunCurves`` of a run of the default model's store (reads the file: off the GUI
+    thread)."""
+    from ...ml.checkpoints import CheckpointStore
+    from ...ml.history import HistoryError, read_history
+
+    try:
+        return RunCurves(run_id, purpose,
+                         read_history(CheckpointStore(checkpoints_root).run_dir(run_id)))
+    except (HistoryError, OSError) as exc:
+        return RunCurves(run_id, purpose, error=str(exc))
+
+
+@dataclass(frozen=True)
+class TaskFailed:
+    """A ``TaskWorker``'s task ``what`` raised: ``message`` says what went wrong."""
+
+    what: str
+    message: str
+
+
+class TaskWorker(ThreadWorker):
+    """Runs ``task()`` on the worker thread and puts its result (or a ``TaskFailed``) into
+    ``relay``; ``outcome`` is that item once ``work()`` has returned."""
+
+    def __init__(self, task: Callable[[], object], what: str, relay: ProgressRelay):
+        super().__init__()
+        self.task = task
+        self.what = what
+        self.relay = relay
+        self.outcome: object = None
+
+    def work(self) -> None:
+        try:
+            self.outcome = self.task()
+        except Exception as exc:
+            message = str(exc) if isinstance(exc, WorkstationError) else \
+                f"{type(exc).__name__}: {exc}"
+            log.error("%s failed: %s", self.what, message,
+                      exc_info=not isinstance(exc, WorkstationError))
+            self.outcome = TaskFailed(self.what, message)
+        self.relay.put(self.outcome)
+
+
 class TrainingWorker(ThreadWorker):
     """Plans, builds (``ml.job``) and runs ``job``'s ``Trainer`` on the worker thread; every
     event goes to ``relay``. ``outcome`` is the final ``Finished`` or ``Failed`` event once
-    ``work()`` has returned; an error before the trainer starts ends as ``Failed`` too."""
+    ``work()`` has returned; an error before the trainer starts ends as ``Failed`` too. A run
+    that resumes first puts its recorded history (``RunCurves``, purpose ``resume``)."""
 
     def __init__(self, job: TrainingJob, relay: ProgressRelay):
         super().__init__()
@@ -208,6 +272,9 @@ class TrainingWorker(ThreadWorker):
         from ...ml.checkpoints import CheckpointStore
 
         job = self.job
+        if job.request.resume_run is not None:
+            self.relay.put(read_run_curves(job.checkpoints_root, job.request.resume_run,
+                                           "resume"))
         try:
             store = CheckpointStore(job.checkpoints_root)
             prepared = training.build(training.plan(job.request, store), job.candles.candles(),

@@ -1,0 +1,75 @@
+"""Where the keyboard goes: a predictable Tab order across the window's areas.
+
+Tab walks the areas as they sit on screen, each area's own widgets in their own order: the
+tool bars (the data bar), the docks on the left, the centre (the chart), the tabs of docks
+that share a place, the docks on the right, at the top, at the bottom (the log). Widgets of a
+hidden dock (a tab behind another) are skipped, as Qt skips every hidden widget; a dock moved
+to another side takes its place in the order there (``keep_tab_order``).
+The chart's own key, ``Ctrl+1`` ("Focus the chart", ``chart.focus``), brings the keyboard back
+to the chart from anywhere, so its keys act again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QToolBar, QWidget
+
+
+def takes_tab(widget: QWidget) -> bool:
+    return bool(widget.focusPolicy() & Qt.FocusPolicy.TabFocus) and widget.isEnabled()
+
+
+def focus_chain(window: QWidget) -> list[QWidget]:
+    """Every widget of ``window``'s focus chain, in order, starting after the window."""
+    out, widget = [], window.nextInFocusChain()
+    while widget is not window and widget is not None and len(out) < 100_000:
+        out.append(widget)
+        widget = widget.nextInFocusChain()
+    return out
+
+
+def tab_stops(area: QWidget, chain: Sequence[QWidget]) -> list[QWidget]:
+    """``area``'s widgets that Tab can reach, in the chain's order."""
+    return [w for w in chain if (w is area or area.isAncestorOf(w)) and takes_tab(w)]
+
+
+def set_tab_order(areas: Sequence[QWidget]) -> list[QWidget]:
+    """Chain the Tab stops of ``areas`` (widgets of one window) area after area; returns the
+    chain set."""
+    if not areas:
+        return []
+    chain = focus_chain(areas[0].window())
+    stops = [w for area in areas for w in tab_stops(area, chain)]
+    for first, second in pairwise(stops):
+        QWidget.setTabOrder(first, second)
+    return stops
+
+
+_DOCK_ORDER = (Qt.DockWidgetArea.LeftDockWidgetArea, None, Qt.DockWidgetArea.RightDockWidgetArea,
+               Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea)
+
+
+def window_areas(window: QMainWindow) -> list[QWidget]:
+    """The areas of a main window in the order Tab visits them (see the module docstring)."""
+    bars = [b for b in window.findChildren(QToolBar) if b.parentWidget() is window]
+    docks = [d for d in window.findChildren(QDockWidget) if d.parentWidget() is window]
+    areas: list[QWidget] = list(bars)
+    for place in _DOCK_ORDER:
+        if place is None:
+            if window.centralWidget() is not None:
+                areas.append(window.centralWidget())
+            areas += [t for t in window.findChildren(QTabBar) if t.parentWidget() is window]
+            continue
+        areas += [d for d in docks if not d.isFloating() and window.dockWidgetArea(d) == place]
+    return areas + [d for d in docks if d.isFloating()]
+
+
+def keep_tab_order(window: QMainWindow) -> None:
+    """Chain ``window``'s Tab order by its areas now, and again whenever a dock moves."""
+    set_tab_order(window_areas(window))
+    for dock in window.findChildren(QDockWidget):
+        dock.dockLocationChanged.connect(lambda *_: set_tab_order(window_areas(window)))
+        dock.topLevelChanged.connect(lambda *_: set_tab_order(window_areas(window)))

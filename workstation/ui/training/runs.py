@@ -1,0 +1,203 @@
+"""The Runs tab of the training workspace: every training run of the checkpoint store, newest
+first, as its history tells it (``ml.history.list_runs``): when it started, its state, data,
+preset, steps, best validation loss and evaluation verdict.
+
+A run can be opened (its recorded curves), overlaid on the run shown, resumed from its
+checkpoint, restarted (a new run with its settings), deleted with its checkpoints and
+history (after a confirmation naming its size), and exported: TensorBoard event files into a
+folder, or one CSV file. This widget shows the list and asks; the training panel does what
+is asked, off the GUI thread where it reads or writes files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QGridLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...timeparse import format_minute
+from .curves import NO_DATA
+
+COLUMNS = ("Started (UTC)", "Run", "State", "Data", "Preset", "Steps", "Best val loss",
+           "Verdict")
+ACTIONS = (("open", "Open", "Show this run's recorded curves"),
+           ("compare", "Overlay", "Draw this run's loss and validation accuracies beside the "
+                                  "run shown (grey, dashed); again on the shown run: clear"),
+           ("resume", "Resume", "Continue this run from its checkpoint (up to the panel's "
+                                "Epochs)"),
+           ("restart", "Restart", "Train a new run with this run's settings"),
+           ("delete", "Delete…", "Delete this run's checkpoints and history (asks first)"),
+           ("tensorboard", "Export TensorBoard…", "Write this run's curves as TensorBoard "
+                                                  "event files into a folder"),
+           ("csv", "Export CSV…", "Write one row per recorded batch and epoch to a CSV file"),
+           ("refresh", "Refresh", "List the runs again"))
+
+
+@dataclass(frozen=True)
+class RunsListed:
+    """The runs of the store (``ml.history.RunSummary``, newest first)."""
+
+    runs: list
+
+
+@dataclass(frozen=True)
+class Exported:
+    """Run ``run_id`` was exported as ``kind`` (``tensorboard`` or ``csv``) to ``path``."""
+
+    run_id: str
+    kind: str
+    path: str
+    message: str
+
+
+def list_store_runs(checkpoints_root) -> RunsListed:
+    """Every run of the default model's store (reads each history: off the GUI thread)."""
+    from ...ml.checkpoints import CheckpointStore
+    from ...ml.history import list_runs
+
+    return RunsListed(list_runs(CheckpointStore(checkpoints_root)))
+
+
+def export_run(checkpoints_root, run_id: str, kind: str, path: str) -> Exported:
+    """Export run ``run_id`` as ``kind`` to ``path`` (off the GUI thread: TensorBoard's
+    writer imports torch)."""
+    from ...ml.checkpoints import CheckpointStore
+    from ...ml.history import export_csv, export_tensorboard, read_history
+
+    history = read_history(CheckpointStore(checkpoints_root).run_dir(run_id))
+    if kind == "csv":
+        rows = export_csv(history, path)
+        return Exported(run_id, kind, path, f"wrote {rows} rows of run {run_id} to {path}")
+    if kind == "tensorboard":
+        written = export_tensorboard(history, path)
+        return Exported(run_id, kind, str(written),
+                        f"wrote the TensorBoard events of run {run_id} to {written}")
+    raise ValueError(f"unknown export {kind!r}")
+
+
+def _cells(summary) -> tuple[str, ...]:
+    started = format_minute(summary.started) if summary.started is not None else NO_DATA
+    loss = NO_DATA if summary.best_val_loss is None else f"{summary.best_val_loss:.4f}"
+    verdict = summary.verdict
+    verdict = f"{verdict} ({summary.verdict_source})" if verdict else NO_DATA
+    return (started, summary.run_id, summary.state, str(summary.provenance or NO_DATA),
+            summary.preset or NO_DATA, NO_DATA if summary.steps is None else f"{summary.steps:,}",
+            loss, verdict)
+
+
+class RunList(QWidget):
+    """See the module docstring. ``action_requested(action, run_id)`` for the buttons
+    (``ACTIONS``; ``refresh`` with an empty run id); ``show_runs`` fills the table;
+    ``select``/``selected_run``; ``rows()`` gives the table's texts."""
+
+    action_requested = Signal(str, str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.runs: list = []
+        self.shown_run: str | None = None
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("runsTable")
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.table.itemDoubleClicked.connect(lambda _item: self._ask("open"))
+        self.buttons: dict[str, QPushButton] = {}
+        row = QGridLayout()
+        row.setSpacing(4)
+        for i, (action, text, tip) in enumerate(ACTIONS):
+            button = QPushButton(text)
+            button.setToolTip(tip)
+            button.clicked.connect(lambda _checked=False, a=action: self._ask(a))
+            self.buttons[action] = button
+            row.addWidget(button, i // 4, i % 4)
+        self.count = QLabel("Runs appear here once the device is ready")
+        self.message = QLabel()  # what the last command did
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(row)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.count)
+        layout.addWidget(self.message)
+        self._selection_changed()
+
+    def show_runs(self, runs: list) -> None:
+        """Fill the table (``RunSummary`` list, newest first), keeping the selection."""
+        keep = self.selected_run()
+        self.runs = list(runs)
+        self.table.setRowCount(len(self.runs))
+        for r, summary in enumerate(self.runs):
+            for c, text in enumerate(_cells(summary)):
+                item = QTableWidgetItem(text)
+                if summary.problem:
+                    item.setToolTip(summary.problem)
+                elif c == COLUMNS.index("Verdict") and summary.verdicts:
+                    item.setToolTip("\n".join(f"{head}: {verdict or NO_DATA}"
+                                              for head, verdict in summary.verdicts.items()))
+                if summary.run_id == self.shown_run:
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                self.table.setItem(r, c, item)
+        self.count.setText(f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}"
+                           if self.runs else "no training runs yet: start one (F5)")
+        if keep is not None:
+            self.select(keep)
+        self._selection_changed()
+
+    def rows(self) -> list[tuple[str, ...]]:
+        return [tuple(self.table.item(r, c).text() for c in range(len(COLUMNS)))
+                for r in range(self.table.rowCount())]
+
+    def select(self, run_id: str) -> bool:
+        for r, summary in enumerate(self.runs):
+            if summary.run_id == run_id:
+                self.table.selectRow(r)
+                return True
+        return False
+
+    def selected_run(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or rows[0].row() >= len(self.runs):
+            return None
+        return self.runs[rows[0].row()].run_id
+
+    def set_shown(self, run_id: str | None) -> None:
+        """Mark the run whose curves are shown (bold)."""
+        if run_id != self.shown_run:
+            self.shown_run = run_id
+            self.show_runs(self.runs)
+
+    def say(self, text: str) -> None:
+        self.message.setText(text)
+
+    def _selection_changed(self) -> None:
+        chosen = self.selected_run() is not None
+        for action, button in self.buttons.items():
+            button.setEnabled(chosen or action == "refresh")
+
+    def _ask(self, action: str) -> None:
+        run_id = self.selected_run()
+        if run_id is None and action != "refresh":
+            return
+        self.action_requested.emit(action, run_id or "")
