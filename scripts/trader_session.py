@@ -3,10 +3,11 @@
 Starts Xvfb, opens ``workstation --source demo`` in a fresh data dir, and drives it with keys
 only (xdotool): marks two trades and a region on the chart and saves the screen (the chart),
 starts training (the training workspace comes forward), waits, saves the screen again (the
-workspace), and stops it. Needs Debian's ``xvfb``, ``xdotool`` and ``imagemagick``.
+workspace), stops it, and backtests the marks after costs (F9, Ctrl+Enter) for a third.
+Needs Debian's ``xvfb``, ``xdotool`` and ``imagemagick``.
 
     python scripts/trader_session.py [--out docs/screenshot.png] [--chart-out docs/chart.png]
-                                     [--train-seconds 25]
+                                     [--backtest-out docs/backtest.png] [--train-seconds 25]
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/screenshot.png"))
     parser.add_argument("--chart-out", type=Path, default=Path("docs/chart.png"))
+    parser.add_argument("--backtest-out", type=Path, default=Path("docs/backtest.png"))
     parser.add_argument("--train-seconds", type=float, default=25.0)
     args = parser.parse_args()
     for tool in ("Xvfb", "xdotool", "import"):
@@ -86,9 +88,15 @@ def main() -> int:
         shot(args.out)
         keys("shift+F5")                      # Stop (saves a checkpoint)
         time.sleep(3.0)
+        keys("F9")                            # the Backtest view: the marks after costs
+        time.sleep(1.0)
+        keys("ctrl+Return")
+        time.sleep(4.0)
+        shot(args.backtest_out)
         keys("ctrl+q")
         app.wait(60)
-        print(f"screenshots: {args.chart_out}, {args.out}; app exited with {app.returncode}")
+        print(f"screenshots: {args.chart_out}, {args.out}, {args.backtest_out}; "
+              f"app exited with {app.returncode}")
         return 0 if app.returncode == 0 else 1
     finally:
         if app is not None and app.poll() is None:

@@ -110,7 +110,8 @@ def test_bad_requests_are_one_line(series, capsys):
     _, path = series
     base = ["--source", f"csv:{path}", "--symbol", "ETH/USDT"]
     for argv, message in (([], "no marked trade of ETH/USDT"),
-                          (["--signals", "magic"], "--signals must be annotations or run:RUN"),
+                          (["--signals", "magic"],
+                           "signals must be annotations or run:RUN, got 'magic'"),
                           (["--size", "2"], "size must be a fraction of equity"),
                           (["--fee-bps", "5000"], "fee must be between 0 and 10 %"),
                           (["--threshold", "1.5"], "--threshold must be between 0 and 1"),
@@ -138,3 +139,11 @@ def test_evaluate_backtests_the_test_spans_each_with_its_folds_model(capsys):
     bars = [t["entry_bar"] for t in model["trades"]]
     assert min(bars) >= 3000 - n_test - 1  # every trade inside the test spans
     assert "backtest of the test spans" in out.err and "Sharpe Ratio" in out.err
+
+
+def test_a_ratio_over_a_ruined_equitys_volatility_reads_in_powers_of_ten():
+    from workstation.backtest.report import format_metric
+
+    assert format_metric(-3.0388e73, "") == "-3.04e+73"  # not a 75-digit number
+    assert format_metric(-0.0183, "") == "-0.02" and format_metric(-100.0, "%") == "-100.00 %"
+    assert format_metric(float("nan"), "") == "—"

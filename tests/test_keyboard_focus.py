@@ -81,12 +81,27 @@ def test_palette_entries_are_unique_and_say_what_they_act_on(window):
                                                    if labels.count(label) > 1)
     assert all(": " in label and label.split(": ", 1)[1] for label in labels)
     assert "File: Import candles…" in labels
-    assert "Annotate: Export annotations…" in labels
+    assert "Annotate: Export annotations…" in labels and "File: Export candles…" in labels
     assert "Chart: Focus the chart" in labels
     assert "View: Show / hide the Log panel" in labels
     assert not any(label.endswith("Export...") for label in labels)  # plots' right-click menu
     window.command_palette.open_palette()
     assert len(window.command_palette.labels()) == len(labels)  # the list shows them all
+
+
+def test_export_candles_writes_the_closed_candles_on_screen(window, tmp_path):
+    from workstation.market.csv_io import read_candles_csv
+
+    labels = [label for label, _action in palette_entries(window)]
+    assert "File: Export candles…" in labels
+    written = window.export_candles(str(tmp_path / "out.csv"))
+    candles = window.live.candles
+    back = read_candles_csv(written, "1m")
+    assert len(back) == len(candles) and (back.close == candles.close).all()
+    assert (back.ts == candles.ts).all()
+    (tmp_path / "taken.csv").mkdir()  # a folder where the file would go: said, not written
+    assert window.export_candles(str(tmp_path / "taken.csv")) is None
+    assert "not exported" in window.statusBar().currentMessage()
 
 
 @pytest.mark.parametrize("size", ["1500x900", "smallest"])
@@ -249,3 +264,33 @@ def test_the_focused_widget_wears_the_accent_in_both_themes(window, qtbot, theme
         qtbot.waitUntil(widget.hasFocus)
         after = accent_pixels(widget)
         assert after > before + 10, (type(widget).__name__, before, after)
+
+
+def into(qtbot, top, field) -> None:
+    top.activateWindow()
+    qtbot.waitUntil(top.isActiveWindow)
+    field.setFocus()
+    qtbot.waitUntil(field.hasFocus)
+
+
+def test_in_its_own_window_the_workspace_has_the_window_wide_keys_too(window, qtbot):
+    workspace = window.training_workspace
+    workspace.set_mode("window")
+    try:
+        own = workspace.window
+        own.show()
+        qtbot.waitExposed(own)
+        field = window.training.curves.x_axis_box  # enabled while the device warms up
+        assert field.window() is own
+        into(qtbot, own, field)
+        QTest.keyClick(field, Key.Key_1, CTRL)  # Ctrl+1: back to the chart, in its window
+        qtbot.waitUntil(window.chart.view.hasFocus)
+        into(qtbot, own, field)
+        QTest.keyClick(field, Key.Key_K, CTRL)  # the palette opens over the main window
+        qtbot.waitUntil(window.command_palette.query.hasFocus)
+        QTest.keyClick(window.command_palette.query, Key.Key_Escape)
+        into(qtbot, own, field)
+        QTest.keyClick(field, Key.Key_F8)  # F8 from there: the chart, with the keyboard
+        qtbot.waitUntil(window.chart.view.hasFocus)
+    finally:
+        workspace.set_mode("tab")

@@ -93,6 +93,14 @@ def test_overlay_draws_another_run_beside_the_one_shown(qtbot, two_runs, paths):
     assert f"{label} validation" in curves.plots["loss"].legend_names()
     for head in CLASS_HEADS:
         assert f"{label} validation" in curves.plots[head].legend_names()
+    dock.resize(1160, 640)  # its room as a tab of a 1500 x 900 window
+    dock.show()
+    qtbot.waitExposed(dock)
+    curves.tabs.setCurrentWidget(curves.curves_page)
+    qtbot.wait(50)
+    for plot in curves.plots_on(curves.curves_page):  # the longer legends still fit whole
+        assert plot.legend.width() > 100, plot.key
+        assert plot.legend.heightForWidth(plot.legend.width()) <= plot.legend.height(), plot.key
     h = history(paths, first)
     smoothed = next(s for s in curves.compare_series if s.label.endswith("(smoothed)"))
     assert list(smoothed.steps) == [b["step"] for b in h.batches]

@@ -10,6 +10,7 @@ import asyncio
 import itertools
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QPointF, QSettings
 from PySide6.QtTest import QTest
@@ -98,6 +99,11 @@ def overlapping(rects) -> list:
     return [(a, b) for a, b in itertools.combinations(rects, 2) if a.intersects(b)]
 
 
+def tab_texts(window) -> list[str]:
+    tabs = window.centre_tabs
+    return [tabs.tabText(i) for i in range(tabs.count())]
+
+
 def check_plots(curves, page) -> None:
     """Every plot of ``page``: tall enough, its lines named, its tick labels apart."""
     for plot in curves.plots_on(page):
@@ -107,6 +113,8 @@ def check_plots(curves, page) -> None:
         names = plot.legend_names()
         for line in names:
             assert line in plot.legend.text()
+        legend = plot.legend  # every line of it fits: none is cut off
+        assert legend.heightForWidth(legend.width()) <= legend.height(), plot.key
         if page is curves.curves_page:
             assert [n.split(":")[0] for n in names] == LEGENDS[plot.key]
         left, bottom = plot.left_axis.label_rects(), plot.bottom_axis.label_rects()
@@ -121,8 +129,7 @@ def test_workspace_tab_then_window_remembered_with_tall_plots_legends_and_gauges
     window = windows()
     panel, workspace, curves = window.training, window.training_workspace, window.training.curves
     assert window.size().toTuple() == (1500, 900)
-    assert workspace.mode == "tab" and window.centre_tabs.count() == 2
-    assert [window.centre_tabs.tabText(i) for i in range(2)] == ["Chart", "Training"]
+    assert workspace.mode == "tab" and tab_texts(window) == ["Chart", "Training", "Backtest"]
     assert window.centre_tabs.currentIndex() == 0  # the chart first
 
     panel.settings.epochs.setValue(500)
@@ -132,7 +139,9 @@ def test_workspace_tab_then_window_remembered_with_tall_plots_legends_and_gauges
     assert workspace.visible and window.centre_tabs.currentWidget() is workspace.page
     sampled = panel.gauges.samples
     qtbot.waitUntil(lambda: panel.events_seen["EpochEnd"] >= 1
-                    and panel.gauges.samples >= sampled + 1, timeout=WAIT_MS)
+                    and panel.gauges.samples >= sampled + 1
+                    and len(curves.series["mem_allocated"]) >= 2,  # sampled now and then
+                    timeout=WAIT_MS)
     # the gauges are in sight while it trains: beside the curves, never in the scroll area
     box = panel.gauges_box
     assert panel.state == "training" and panel.gauges.active and box.isVisible()
@@ -157,7 +166,7 @@ def test_workspace_tab_then_window_remembered_with_tall_plots_legends_and_gauges
 
     workspace.actions["view.training_window"].trigger()  # the menu's way
     assert workspace.mode == "window" and isinstance(panel.window(), TrainingWindow)
-    assert window.centre_tabs.count() == 1 and not window.centre_tabs.tabBar().isVisible()
+    assert tab_texts(window) == ["Chart", "Backtest"]
     qtbot.waitExposed(workspace.window)
     settle(qtbot, window)
     check_plots(curves, curves.curves_page)
@@ -177,7 +186,8 @@ def test_workspace_tab_then_window_remembered_with_tall_plots_legends_and_gauges
     assert curves.baselines["candle_best"].visible
     assert again.training.readout.text("val_loss") != "—"
     again.training_workspace.window.close()  # closing the window puts the panel back
-    assert again.training_workspace.mode == "tab" and again.centre_tabs.count() == 2
+    assert again.training_workspace.mode == "tab"
+    assert tab_texts(again) == ["Chart", "Training", "Backtest"]  # back beside the chart
     again.training_workspace.toggle()  # F8: chart <-> workspace
     assert again.centre_tabs.currentWidget() is again.training_workspace.page
     again.training_workspace.toggle()
@@ -340,3 +350,34 @@ def test_tick_labels_never_overlap_even_on_a_cramped_plot(qtbot):
     assert tick_text(0.00015, 0.00005) == "1.5e-4" and tick_text(12_500, 500) == "12.5k"
     assert tick_text(0.25, 0.05) == "0.25" and tick_text(3, 1) == "3"
     assert elapsed_text(3725) == "1:02:05" and elapsed_text(65.5, 0.5) == "1:05.5"
+
+
+def test_a_failure_keeps_the_plots_tall_and_no_plot_is_a_tab_stop(qtbot, windows):
+    from workstation.ui.focus import focus_chain, tab_stops
+
+    window = windows()
+    panel = window.training
+    panel._show_failure("the run failed: a test", "Traceback (most recent call last):\n" * 40)
+    assert panel.state == "failed" and panel.error_box.isVisible()
+    assert window.centre_tabs.currentWidget() is window.training_workspace.page  # brought up
+    settle(qtbot, window)
+    for plot in panel.curves.plots_on(panel.curves.curves_page):
+        assert plot.view.height() >= MIN_PLOT_PX, (plot.key, plot.view.height())
+    stops = tab_stops(window.training_workspace.page, focus_chain(window))
+    assert stops and not [w for w in stops if isinstance(w, (pg.GraphicsView, QScrollArea))]
+
+
+@pytest.mark.parametrize("values", [[20_480.1, 20_480.2], [1_050.1, 1_050.2, 1_050.3],
+                                    [35.0, 35.0001]])
+def test_a_nearly_flat_line_of_big_numbers_still_gets_its_labels(qtbot, values):
+    plot = CurvePlot("memory", "Device memory, MiB")  # e.g. a GPU's 20 GiB, barely moving
+    qtbot.addWidget(plot)
+    series = plot.add_series("allocated", "#42a5f5")
+    for step, value in enumerate(values, start=1):
+        series.add(step, None, value)
+    plot.resize(280, 180)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.redraw("step")
+    qtbot.wait(20)
+    assert len(plot.left_axis.label_rects()) >= 2 and len(plot.bottom_axis.label_rects()) >= 2

@@ -34,6 +34,11 @@ class AppPaths:
         return self.data_dir / "annotations.sqlite"
 
     @property
+    def paper_db(self) -> Path:
+        """Paper trading's accounts, trades and equity (``backtest.paper``)."""
+        return self.data_dir / "paper.sqlite"
+
+    @property
     def demo_anchor(self) -> Path:
         """The demo market's anchor, fixed at first use (see ``market.demo.demo_anchor``)."""
         return self.data_dir / "demo.json"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -58,6 +60,27 @@ def rollback(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
 
 
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection,
+                          as_error: Callable[[sqlite3.DatabaseError], Exception],
+                          ) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` .. ``COMMIT``, rolled back on any error (if SQLite has not already
+    rolled it back, as on a full disk); SQLite's errors become ``as_error(exc)``, except a
+    ``ProgrammingError`` (a bug, such as the wrong thread, not the file)."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            rollback(conn)
+            raise
+    except sqlite3.ProgrammingError:
+        raise
+    except sqlite3.DatabaseError as exc:
+        raise as_error(exc) from exc
+
+
 def schema_of(conn: sqlite3.Connection) -> tuple[int, set[str]]:
     """The file's ``user_version`` and table names, read in one snapshot (a process creating
     the schema at the same moment is seen entirely or not at all)."""
@@ -76,6 +99,28 @@ def damage_found(conn: sqlite3.Connection) -> str | None:
     rows = conn.execute("PRAGMA quick_check(1)").fetchall()
     problem = rows[0][0] if rows else "no answer to quick_check"
     return None if problem == "ok" else " ".join(str(problem).split())
+
+
+def why_not_writable(conn: sqlite3.Connection, *, what: str, schema_version: int,
+                     tables_needed: frozenset[str] | set[str]) -> str | None:
+    """Why a Workstation SQLite file (``what``, e.g. "annotations database") must not be
+    written to: unreadable, damaged, written by a newer version, foreign (tables but no
+    version) or missing ``tables_needed``; None when it may be."""
+    try:
+        version, tables = schema_of(conn)
+        problem = damage_found(conn)
+    except sqlite3.DatabaseError as exc:
+        return f"not a readable SQLite database ({exc})"
+    if problem is not None:
+        return f"damaged ({problem})"
+    if version > schema_version:
+        return (f"it has schema version {version}, written by a newer Workstation (this one "
+                f"reads up to {schema_version})")
+    if version == 0 and tables:
+        return f"it is not a Workstation {what} (tables: {', '.join(sorted(tables))})"
+    if version > 0 and not tables >= tables_needed:
+        return f"tables {', '.join(sorted(set(tables_needed) - tables))} are missing"
+    return None
 
 
 def damaged(path: Path, what: str, problem: str, lost: str, error: type[_Damaged]) -> _Damaged:

@@ -32,12 +32,12 @@ from ..market.timeframes import parse_timeframe
 from ..storage import (
     DamagedFileError,
     DiskFullError,
-    damage_found,
     damaged,
+    immediate_transaction,
     is_disk_full,
     rollback,
-    schema_of,
     storage_error,
+    why_not_writable,
 )
 from .model import (
     LEGACY_DEMO_PREFIX,
@@ -283,25 +283,10 @@ class AnnotationStore:
 
     def _check_existing(self, conn: sqlite3.Connection) -> None:
         """Refuse, before writing anything, a file that is damaged, foreign or too new."""
-        try:
-            version, tables = schema_of(conn)
-            problem = damage_found(conn)
-        except sqlite3.DatabaseError as exc:
-            raise self._refuse(f"not a readable SQLite database ({exc})") from exc
+        problem = why_not_writable(conn, what="annotations database",
+                                   schema_version=SCHEMA_VERSION, tables_needed=_OWN_TABLES)
         if problem is not None:
-            raise self._refuse(f"damaged ({problem})")
-        if version > SCHEMA_VERSION:
-            raise self._refuse(
-                f"it has schema version {version}, written by a newer Workstation "
-                f"(this one reads up to {SCHEMA_VERSION})"
-            )
-        if version == 0 and tables:
-            raise self._refuse(
-                "it is not a Workstation annotations database "
-                f"(tables: {', '.join(sorted(tables))})"
-            )
-        if version > 0 and not tables >= _OWN_TABLES:
-            raise self._refuse(f"tables {', '.join(sorted(_OWN_TABLES - tables))} are missing")
+            raise self._refuse(problem)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         """Bring the file up to ``SCHEMA_VERSION``, one version per transaction; the version
@@ -436,24 +421,14 @@ class AnnotationStore:
 
     # -- changing --------------------------------------------------------------------------
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                rollback(conn)  # SQLite may have rolled back already (a full disk)
-                raise
-        except sqlite3.ProgrammingError:
-            raise
-        except sqlite3.IntegrityError as exc:
-            raise AnnotationStoreError(
-                f"annotations file {self.path} refused the change: {exc}") from exc
-        except sqlite3.DatabaseError as exc:
-            raise self._storage_error(exc) from exc
+    def _transaction(self):
+        return immediate_transaction(self._conn, self._write_error)
+
+    def _write_error(self, exc: sqlite3.DatabaseError) -> Exception:
+        if isinstance(exc, sqlite3.IntegrityError):
+            return AnnotationStoreError(f"annotations file {self.path} refused the change: "
+                                        f"{exc}")
+        return self._storage_error(exc)
 
     @staticmethod
     def _write_tags(conn: sqlite3.Connection, ann: Annotation) -> None:

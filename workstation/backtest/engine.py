@@ -47,6 +47,20 @@ class Costs:
             raise BacktestError(f"slippage must be between 0 and 1000 bps, got "
                                 f"{self.slippage_bps!r}")
 
+    def entry_fill(self, price, direction):
+        """What a trade of ``direction`` (+1 / -1) entered at ``price`` pays: slippage moves
+        it against the trade (numbers or arrays)."""
+        return price * (1 + self.slippage_bps / 10_000.0 * direction)
+
+    def exit_fill(self, price, direction):
+        """What a trade of ``direction`` exited at ``price`` gets, after slippage."""
+        return price * (1 - self.slippage_bps / 10_000.0 * direction)
+
+    def per_unit(self, direction, entry_price, exit_price):
+        """Per unit traded: the gross gain of a trade between two fills and the fees of both
+        its sides (numbers or arrays)."""
+        return direction * (exit_price - entry_price), self.fee * (entry_price + exit_price)
+
 
 @dataclass(frozen=True)
 class Sizing:
@@ -63,6 +77,13 @@ class Sizing:
         elif not 0 < self.size <= 1:
             raise BacktestError(f"size must be a fraction of equity in (0, 1], got "
                                 f"{self.size!r}")
+
+    def units_for(self, equity, entry_price, fee: float):
+        """The units of a trade entered at ``entry_price`` with ``equity`` (the cash before
+        it): ``size`` of it, the entry fee included, or the fixed ``units``."""
+        if self.units is not None:
+            return np.full(np.shape(entry_price), float(self.units))
+        return self.size * equity / (entry_price * (1 + fee))
 
 
 @dataclass(frozen=True)
@@ -142,21 +163,18 @@ def run_backtest(open_: np.ndarray, close: np.ndarray, signal: np.ndarray, *,
     direction = held[entries].astype(np.float64)
     entry_bar = fill_bar[entries]
     exit_bar = np.where(at_end, m - 1, fill_bar[exit_change])
-    slip = costs.slippage_bps / 10_000.0
-    entry_price = fill_price[entries] * (1 + slip * direction)
-    raw_exit = np.where(at_end, c[-1], fill_price[exit_change])
-    exit_price = raw_exit * (1 - slip * direction)
-    gross = direction * (exit_price - entry_price)          # per unit
-    fee_per_unit = costs.fee * (entry_price + exit_price)
+    entry_price = costs.entry_fill(fill_price[entries], direction)
+    exit_price = costs.exit_fill(np.where(at_end, c[-1], fill_price[exit_change]), direction)
+    gross, fee_per_unit = costs.per_unit(direction, entry_price, exit_price)
     if sizing.units is not None:
-        units = np.full(len(entries), float(sizing.units))
+        units = sizing.units_for(cash, entry_price, costs.fee)
         pnl = units * (gross - fee_per_unit)
         before = cash + np.concatenate(([0.0], np.cumsum(pnl)[:-1]))
     else:
         growth = 1 + sizing.size * (gross - fee_per_unit) / (entry_price * (1 + costs.fee))
         after = cash * np.cumprod(growth)
         before = np.concatenate(([cash], after[:-1]))
-        units = sizing.size * before / (entry_price * (1 + costs.fee))
+        units = sizing.units_for(before, entry_price, costs.fee)
         pnl = units * (gross - fee_per_unit)
     fees = units * fee_per_unit
     trades = Trades(direction.astype(np.int8), entry_bar + start, exit_bar + start, entry_price,
@@ -183,7 +201,12 @@ def _equity_curve(close: np.ndarray, trades: Trades, start: int, before: np.ndar
     open_now = (current >= 0) & (bars < exit_[safe]) & (bars >= entry[safe])
     if open_now.any():
         k = safe[open_now]
-        units, price = trades.units[k], trades.entry_price[k]
-        equity[open_now] = (before[k] - units * price * fee
-                            + units * trades.direction[k] * (close[open_now] - price))
+        equity[open_now] = marked_equity(before[k], trades.direction[k], trades.units[k],
+                                         trades.entry_price[k], close[open_now], fee)
     return equity
+
+
+def marked_equity(cash, direction, units, entry_price, close, fee: float):
+    """The equity at a close while a trade is open: the ``cash`` it was entered with, less
+    its entry fee, plus its mark to market at ``close`` (numbers or arrays)."""
+    return cash - units * entry_price * fee + units * direction * (close - entry_price)

@@ -103,10 +103,10 @@ def describe(results: list[BacktestResult]) -> list[str]:
     names = [r.name for r in results]
     width = max(len(label) for label, _ in SHOWN) + 2
     lines.append("".join([" " * width] + [f"{n:>22}" for n in names]))
-    lines.append("sample".ljust(width) + "".join(f"{_short(r.assumptions.sample):>22}"
+    lines.append("sample".ljust(width) + "".join(f"{short_sample(r.assumptions.sample):>22}"
                                                  for r in results))
     for label, unit in SHOWN:
-        cells = [_format(r.metrics.get(label, float("nan")), unit) for r in results]
+        cells = [format_metric(r.metrics.get(label, float("nan")), unit) for r in results]
         lines.append(label.ljust(width) + "".join(f"{c:>22}" for c in cells))
     for r in results:
         if r.assumptions.sample == IN_SAMPLE:
@@ -115,11 +115,13 @@ def describe(results: list[BacktestResult]) -> list[str]:
     return lines
 
 
-def _short(sample: str) -> str:
+def short_sample(sample: str) -> str:
+    """A sample label short enough for a column head."""
     return {MARKS: "marks (hindsight)"}.get(sample, sample)
 
 
-def _format(value: float, unit: str) -> str:
+def format_metric(value: float, unit: str) -> str:
+    """A metric as the results show it (``unit``: %, $, n, time or none); "—" without one."""
     if not np.isfinite(value):
         return "—"
     value += 0.0  # no "-0.00"
@@ -129,6 +131,8 @@ def _format(value: float, unit: str) -> str:
         return f"{int(value):,}"
     if unit == "$":
         return f"{value:,.2f}"
+    if unit == "" and abs(value) >= 1e6:  # a ratio over a near-zero volatility (a ruin)
+        return f"{value:.2e}"
     return f"{value:,.2f}{' %' if unit == '%' else ''}"
 
 

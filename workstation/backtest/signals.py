@@ -38,6 +38,7 @@ def buy_and_hold_signal(n: int, span: tuple[int, int]) -> np.ndarray:
 
 
 SIGNAL_HEADS = ("position", "candle")
+DEFAULT_THRESHOLD = 0.5  # the confidence a model's signal needs, as the backtest's default
 _LONG_SHORT = {"position": (LONG, SHORT), "candle": (2, 0)}  # candle: up, down
 
 
@@ -50,3 +51,13 @@ def model_signal(head: str, classes: np.ndarray, confidence: np.ndarray,
     sure = confidence >= threshold
     return np.select([sure & (classes == long_code), sure & (classes == short_code)],
                      [1, -1], 0).astype(np.int8)
+
+
+def position_signal(position_probs, threshold: float) -> int:
+    """One live prediction of the ``position`` head (its flat / long / short probabilities)
+    as a signal, by ``model_signal``'s rule: its most likely class, where that class has at
+    least ``threshold`` probability; flat elsewhere."""
+    probs = np.asarray(position_probs, dtype=np.float64)
+    best = int(np.argmax(probs))
+    return int(model_signal("position", np.array([best]), np.array([probs[best]]),
+                            threshold)[0])

@@ -25,7 +25,7 @@ from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, end_open_line, say
-from .flags import add_cost_flags, add_series_flags, signal_name, thresholds
+from .flags import add_cost_flags, add_series_flags, thresholds
 
 
 def register(sub) -> None:
@@ -169,6 +169,7 @@ class _WalkForwardSignals:
         from ..backtest.costs import costs_for
         from ..backtest.engine import Sizing
         from ..backtest.report import MARKS, OUT_OF_SAMPLE, backtest_signals, describe
+        from ..backtest.request import signal_name
         from ..backtest.signals import market_marks_signal
         from ..paths import app_paths
 

@@ -54,8 +54,3 @@ def thresholds(text: str) -> tuple[float, ...]:
         if not 0 <= value <= 1:
             raise WorkstationError(f"--threshold must be between 0 and 1, got {value:g}")
     return values
-
-
-def signal_name(base: str, threshold: float, several: bool) -> str:
-    """A model signal's column name; with several thresholds, each names its own."""
-    return f"{base} >= {threshold:g}" if several else base

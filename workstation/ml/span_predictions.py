@@ -9,6 +9,7 @@ prediction never depends on a later candle.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,14 +33,16 @@ class SpanPredictions:
 
 
 def predict_span_probabilities(predictor: Predictor, candles: Candles, span: tuple[int, int],
-                               batch_size: int = 256) -> SpanPredictions:
-    """``predictor``'s classes and confidences at every candle of ``span``."""
+                               batch_size: int = 256,
+                               should_stop: Callable[[], bool] = bool) -> SpanPredictions:
+    """``predictor``'s classes and confidences at every candle of ``span``; ``should_stop``
+    (asked between batches) ends it early with ``trainer.Stopped``."""
     data = TrainingData.from_candles(candles, feature_spec=predictor.feature_spec,
                                      target_spec=predictor.target_spec)
     confidence = np.zeros((len(CLASS_HEADS), span[1] - span[0]))
     with torch.no_grad():
         classes = predict_span(predictor.model, DeviceSeries(data, predictor.device), span,
                                predictor.config.seq_len, batch_size, predictor.device,
-                               confidence=confidence)
+                               confidence=confidence, should_stop=should_stop)
     return SpanPredictions(span, dict(zip(CLASS_HEADS, classes)),
                            dict(zip(CLASS_HEADS, confidence)))

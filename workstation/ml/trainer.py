@@ -209,7 +209,7 @@ def predict_span(model: TradingTransformer, series: DeviceSeries, span: tuple[in
     offsets = torch.arange(seq_len, device=device)
     for i in range(0, len(windows), batch_size):
         if should_stop():
-            raise _Stopped
+            raise Stopped
         chunk = windows[i:i + batch_size]
         batch = series.gather(chunk[:, 0], seq_len)
         candle = chunk[:, :1] + offsets
@@ -255,8 +255,9 @@ class NonFiniteError(WorkstationError):
                          f"{batch}): {', '.join(heads) or 'no head'}")
 
 
-class _Stopped(Exception):
-    """Raised inside the loop when ``stop`` is set; ends the run as ``stopped``."""
+class Stopped(Exception):
+    """Raised inside a loop (training, ``predict_span``) when it is asked to stop; ends a run
+    as ``stopped``."""
 
 
 # -- the trainer ------------------------------------------------------------------------------
@@ -360,7 +361,7 @@ class Trainer:
             return self._emit_final(Finished(self.run_id, "completed", self.step, self.epoch,
                                              time.monotonic() - started, self.best_val_loss,
                                              self._last_checkpoint))
-        except _Stopped:
+        except Stopped:
             return self._finish_stopped(started)
         except Exception as exc:  # noqa: BLE001 - every error ends the run as Failed
             return self._fail(exc)
@@ -474,7 +475,7 @@ class Trainer:
             bs = tc.batch_size
             while self.batch < self.steps_per_epoch:
                 if self.stop.is_set():
-                    raise _Stopped
+                    raise Stopped
                 batch = self.series.gather(starts[self.batch * bs:(self.batch + 1) * bs],
                                            seq_len)
                 self._train_step(batch)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from .. import __version__
+from ..errors import WorkstationError
 from ..paths import AppPaths
 from .chart.chart_widget import ChartWidget
 from .data_bar import DataBar
@@ -85,6 +86,10 @@ class MainWindow(QMainWindow):
         self.training = TrainingPanel(paths, self.live, self.chart, self)
         self.training_workspace = TrainingWorkspace(self, self.centre_tabs, self.training,
                                                     self.settings)
+        from .backtest.view import BacktestTab, BacktestView
+
+        self.backtest = BacktestTab(self, self.centre_tabs, BacktestView(
+            paths, self.live, self.chart, show_chart=self.chart.take_focus))
 
         self.training.device_text_changed.connect(self.status.show_device)
         self.training.state_changed.connect(self._training_state)
@@ -154,6 +159,33 @@ class MainWindow(QMainWindow):
         # symbol of the source on screen, which may be another market's)
         self._open_requested(f"csv:{path}", "", self.data_bar.values()[2])
 
+    def export_candles(self, path: str | None = None) -> Path | None:
+        """Write the closed candles on screen to a CSV file (asked for when ``path`` is None);
+        returns the file written, None if nothing was."""
+        from ..market.csv_io import write_candles_csv
+
+        candles, key = self.live.candles, self.live.key
+        closed = len(candles) if candles.last_closed else len(candles) - 1
+        if key is None or closed <= 0:
+            self.statusBar().showMessage("no closed candles on screen to export", 10_000)
+            return None
+        if path is None:
+            name = f"{key.symbol.replace('/', '')}_{key.timeframe}.csv".lower()
+            path, _ = QFileDialog.getSaveFileName(self, "Export candles", str(Path.home() / name),
+                                                  "CSV files (*.csv)")
+            if not path:
+                return None
+        try:
+            written = write_candles_csv(candles.slice(0, closed), Path(path))
+        except (OSError, WorkstationError) as exc:
+            self.statusBar().showMessage(f"the candles were not exported: {exc}", 20_000)
+            log.warning("export candles: %s", exc)
+            return None
+        text = f"{closed:,} closed candles of {key.provenance} written to {written}"
+        log.info("export candles: %s", text)
+        self.statusBar().showMessage(text, 10_000)
+        return written
+
     def replay_from_cursor(self) -> None:
         speed, ok = QInputDialog.getDouble(self, "Replay from cursor",
                                            "Speed (market time per real time):", 60.0, 0.0, 1e6, 1)
@@ -180,6 +212,8 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self._action("Import candles…", self.import_csv, icon_name="import",
                                          shortcut="Ctrl+O"))
+        file_menu.addAction(self._action("Export candles…", self.export_candles,
+                                         icon_name="export"))
         file_menu.addAction(self._action("Replay from cursor…", self.replay_from_cursor))
         file_menu.addSeparator()
         for action in self.annotations.file_actions():
@@ -204,6 +238,8 @@ class MainWindow(QMainWindow):
             view.addAction(dock.toggleViewAction())
         for action in self.training_workspace.actions.values():
             view.addAction(action)
+        for action in self.backtest.actions.values():
+            view.addAction(action)
         view.addAction(self.data_bar.toggleViewAction())
 
         annotate = bar.addMenu("&Annotate")
@@ -223,6 +259,9 @@ class MainWindow(QMainWindow):
             Qt.WindowShortcut)
         for action in help_actions.values():
             help_menu.addAction(action)
+        shared = [self.chart.actions_by_id["chart.focus"], *help_actions.values(),
+                  *(a for i, a in self.backtest.actions.items() if i != "backtest.run")]
+        self.training_workspace.share(shared, self.chart.take_focus)
         help_menu.addAction(self._action("About Workstation", partial(show_about, self),
                                          icon_name="about"))
 
@@ -266,6 +305,7 @@ class MainWindow(QMainWindow):
         await self.live.stop()
         if not self.training.shutdown(timeout_s=60.0):
             QMessageBox.warning(self, "Workstation", "Training did not stop within 60 s.")
+        self.backtest.view.shutdown()
         self.annotations.close()
         self.training_workspace.close()
         self.log_dock.detach()

@@ -1,6 +1,7 @@
 """Overlays other features draw on the price pane: markers, segments, text labels, shaded time
-ranges, a translucent "ghost" candle (a predicted next candle), a badge (a boxed text in
-the pane's top right corner, below the annotation lanes, e.g. a suggested position), lane
+ranges, a translucent "ghost" candle (a predicted next candle), badges (boxed texts stacked
+in the pane's top right corner, below the annotation lanes, one per group, e.g. a suggested
+position and a paper account), lane
 marks (one small ▲ ◆ ▼ per candle along the bottom of the pane, each with its colour, opacity
 and a filled or hollow body, e.g. live predictions) and a legend (a box of text rows, each
 with sample glyphs, in the pane's top left corner below the annotation lanes).
@@ -43,6 +44,7 @@ MARKER_SIZE = 11  # px, width of a marker triangle
 MAX_TEXTS = 300  # texts drawn per frame at most; denser views show the markers only
 BADGE_TOP_PX = 48  # the badge's distance from the pane's top: under the annotation lanes
 BADGE_MARGIN_PX = 8  # from the pane's right edge
+BADGE_GAP_PX = 4  # between stacked badges
 LANE_SHAPES = ("down", "flat", "up")  # lane mark glyphs: ▼ ◆ ▲
 LANE_MARK_PX = (5, 11)  # a lane mark's smallest and largest size (it follows the candle width)
 LANE_BOTTOM_PX = 3  # the lane marks' distance from the pane's bottom
@@ -352,8 +354,9 @@ class OverlayItem(ViewSizedItem):
             self._paint_labels(p, o.labels.columns(), t_lo, t_hi, sx, dx, sy, dy)
         for lane in o.lanes.values():
             self._paint_lane(p, lane, t_lo, t_hi, sx, dx)
-        if o.badge is not None:
-            self._paint_badge(p, o.badge, self._pane[1], top)
+        y = top + BADGE_TOP_PX
+        for badge in o.badges.values():
+            y += self._paint_badge(p, badge, self._pane[1], y) + BADGE_GAP_PX
         if o.legend is not None:
             self._paint_legend(p, o.legend)
         p.restore()
@@ -455,19 +458,19 @@ class OverlayItem(ViewSizedItem):
         p.setBrush(fill)
         p.drawRect(QtCore.QRectF(cx - half + 0.5, top + 0.5, 2 * half, height))
 
-    def _paint_badge(self, p, badge: Badge, right: float, top: float) -> None:
-        """``badge``'s text and frame in its colour on a dark box of it, at the pane's top
-        right corner."""
+    def _paint_badge(self, p, badge: Badge, right: float, top: float) -> int:
+        """``badge``'s text and frame in its colour on a dark box of it, its top at ``top``
+        by the pane's right edge; returns its height."""
         w = self._metrics.horizontalAdvance(badge.text) + 12
-        h = self._metrics.height() + 6
-        box = QtCore.QRectF(round(right) - BADGE_MARGIN_PX - w, round(top) + BADGE_TOP_PX,
-                            round(w), round(h))
+        h = round(self._metrics.height() + 6)
+        box = QtCore.QRectF(round(right) - BADGE_MARGIN_PX - w, round(top), round(w), h)
         fill = badge.color.darker(300)  # opaque: the candles behind do not blur the text
         p.setPen(QtGui.QPen(badge.color, 1))
         p.setBrush(fill)
         p.drawRect(box)
         p.setFont(self._font)
         p.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, badge.text)
+        return h
 
     def _paint_markers(self, p, cols, t_lo, t_hi, sx, dx, sy, dy) -> None:
         win = self._window(cols, t_lo, t_hi)
@@ -626,7 +629,7 @@ class ChartOverlays:
         self.labels = _Table("ts")
         self.ranges = _Table("ts0")
         self.ghost: Ghost | None = None
-        self.badge: Badge | None = None
+        self.badges: dict[str, Badge] = {}  # by group, stacked top down in this order
         self.lanes: dict[str, LaneMarks] = {}
         self.legend: Legend | None = None
         self.item = OverlayItem(self, view_model)
@@ -638,7 +641,7 @@ class ChartOverlays:
 
     def _changed(self) -> None:
         """Repaint; an overlay layer with nothing to draw is hidden, so frames skip it."""
-        self.item.setVisible(self.ghost is not None or self.badge is not None
+        self.item.setVisible(self.ghost is not None or bool(self.badges)
                              or self.legend is not None or bool(self.lanes)
                              or any(len(t) for t in self._tables()))
         self.item.update()
@@ -687,10 +690,16 @@ class ChartOverlays:
             self.ghost = None
             self._changed()
 
+    @property
+    def badge(self) -> Badge | None:
+        """The top badge (None without one)."""
+        return next(iter(self.badges.values()), None)
+
     def set_badge(self, text: str, color, group: str = DEFAULT_GROUP) -> None:
-        """Show ``text`` boxed in ``color`` at the pane's top right corner (one badge: it
-        replaces the previous one, and goes with ``clear`` of its group)."""
-        self.badge = Badge(str(text), _color(color), group)
+        """Show ``text`` boxed in ``color`` at the pane's top right corner: one badge per
+        group (it replaces the group's previous one, in its place; a new group's goes below
+        the others) that goes with ``clear`` of its group."""
+        self.badges[group] = Badge(str(text), _color(color), group)
         self._changed()
 
     def set_lane_marks(self, ts, shapes, color_index, palette, opacity=None, hollow=None,
@@ -752,8 +761,8 @@ class ChartOverlays:
         if group is None and self.ghost is not None:
             self.ghost = None
             removed += 1
-        if self.badge is not None and group in (None, self.badge.group):
-            self.badge = None
+        for name in [g for g in self.badges if group in (None, g)]:
+            del self.badges[name]
             removed += 1
         if self.legend is not None and group in (None, self.legend.group):
             self.legend = None

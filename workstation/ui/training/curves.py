@@ -431,11 +431,14 @@ class CurvePlot(QWidget):
         self.legend.setWordWrap(True)
         self.legend.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        # two lines, fixed: a baseline renamed at a validation must not re-layout the grid
-        self.legend.setFixedHeight(2 * self.legend.fontMetrics().lineSpacing() + 2)
+        # two lines, unless its names need more (another run overlaid): a baseline renamed at
+        # a validation must not re-layout the grid
+        self._line = self.legend.fontMetrics().lineSpacing()
+        self.legend.setFixedHeight(2 * self._line + 2)
         axes = {"left": TickAxis("left"), "bottom": TickAxis("bottom")}
         self.view = pg.PlotWidget(axisItems=axes)
         self.view.setObjectName(f"plot_{key}")
+        self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no key acts on a plot: no Tab stop
         self.view.setMinimumHeight(120)
         self.plot: pg.PlotItem = self.view.getPlotItem()
         self.plot.setClipToView(True)  # no grid: its translucent lines double the paint time
@@ -459,6 +462,7 @@ class CurvePlot(QWidget):
         self.empty.setPos(0.5, 0.5)  # the middle of an empty view (0..1)
         self.plot.addItem(self.empty, ignoreBounds=True)
         self.hover_text = ""
+        self._least_y_span = 0.0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -505,6 +509,17 @@ class CurvePlot(QWidget):
             glyph = _GLYPHS.get(style, _GLYPHS["solid"])
             entries.append(f'<span style="color:{color}">{glyph}</span>&nbsp;{line.label}')
         self.legend.setText("&nbsp;&nbsp; ".join(entries))
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        width = self.legend.width()
+        if width > 1:
+            lines = -(-(self.legend.heightForWidth(width) - 2) // self._line)
+            self.legend.setFixedHeight(max(2, lines) * self._line + 2)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_legend()
 
     # -- drawing ---------------------------------------------------------------------------
     @property
@@ -515,10 +530,21 @@ class CurvePlot(QWidget):
         for series in self.series:
             if series.dirty:
                 series.redraw(axis)
+        self._keep_y_span()
         span = self.span(axis)
         self.empty.setVisible(span is None)
         for level in self.levels:
             level.redraw(span)
+
+    def _keep_y_span(self) -> None:
+        """A y range at least 0.2 % of the values' size: a nearly flat line of big numbers
+        (20,480 MiB) gets ticks whose labels fit the axis, not "20480.01" too wide to show."""
+        biggest = max((float(np.nanmax(np.abs(s.y))) for s in self.series
+                       if len(s) and np.isfinite(s.y).any()), default=0.0)
+        least = biggest * 2e-3
+        if least > 0 and least != self._least_y_span:
+            self._least_y_span = least
+            self.plot.getViewBox().setLimits(minYRange=least)
 
     def mark_dirty(self) -> None:
         for series in self.series:

@@ -12,7 +12,8 @@ State is always one of ``STATES`` and shown in words with what it is doing:
 - ``training``: a ``Trainer`` runs on the worker thread;
 - ``live``: each closed candle goes to an ``OnlineLearner`` on the worker thread (with or
   without per-candle training); its predictions are drawn on the chart, the suggested
-  position among them;
+  position among them, and with PAPER trading on (``paper_view``) its signals trade a
+  simulated account shown on the chart and in the Live tab;
 - ``evaluating``: a walk-forward evaluation (``ml.evaluation``) runs on the worker thread,
   its folds and verdicts filling the Evaluation tab;
 - ``stopping``: a stop was asked for; the worker ends at its next safe point and saves;
@@ -73,6 +74,7 @@ from ...ml.events import (
 from ...ml.job import TrainingRequest
 from ...ml.live import CandleSnapshot, LiveJob
 from ...paths import AppPaths
+from ...timeparse import format_minute
 from ..live_data import LiveData
 from ..resources import icon
 from ..shortcuts import Command, create_actions, register
@@ -81,6 +83,7 @@ from .curves import MetricReadout, TrainingCurves, fmt, pct
 from .device_warmup import DeviceWarmup
 from .evaluation_view import EvaluationView
 from .gauges import DeviceGauges
+from .paper_view import PaperTrading
 from .prediction_overlay import PredictionOverlay, position_text
 from .runs import Exported, RunList, RunsListed, export_run, list_store_runs
 from .worker import (
@@ -296,11 +299,13 @@ class TrainingPanel(QWidget):
         self.events_seen: Counter = Counter()
         self.last_error: str | None = None
         self.overlay = PredictionOverlay(chart, live_data) if chart is not None else None
+        self.paper = PaperTrading(paths, live_data, chart, self)
         self._runner: WorkerThread | None = None
         self._then = None  # what to do once the running worker has ended
         self._epochs: int | None = None
         self._live_ready = False
         self._live_mode = ""
+        self._live_account = ""  # the model live mode runs, as its paper account names it
         self._live_steps = 0
         self._coalesced = 0
         self._evaluating = False
@@ -324,6 +329,8 @@ class TrainingPanel(QWidget):
         for command_id, action in self.command_actions.items():
             action.setIcon(icon(_ICONS[command_id]))
             self.buttons[command_id].setDefaultAction(action)
+        self.paper.action.setIcon(icon("paper"))
+        self.command_actions["train.paper"] = self.paper.action
         live_data.candle_closed.connect(self._on_candle_closed)
         live_data.candles_changed.connect(self._on_candles_changed)
         self.warmup = DeviceWarmup(self)
@@ -366,6 +373,14 @@ class TrainingPanel(QWidget):
         outer.addWidget(self.state_label)
         outer.addWidget(self.detail_label)
         outer.addWidget(self.run_label)
+        # a failure and its traceback: in this column, so the plots keep their room
+        self.error_box = QPlainTextEdit()
+        self.error_box.setReadOnly(True)
+        self.error_box.setMaximumHeight(160)
+        self.error_box.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.error_box.setStyleSheet("color: #ef5350")
+        self.error_box.hide()
+        outer.addWidget(self.error_box)
         grid = QGridLayout()
         grid.setSpacing(2)
         self.evaluation = EvaluationView()
@@ -377,6 +392,7 @@ class TrainingPanel(QWidget):
             self.buttons[command.id] = button
             grid.addWidget(button, i // 2, i % 2)
         outer.addLayout(grid)
+        outer.addWidget(self.paper.checkbox)
         self.gauges_box = QGroupBox("Device")
         self.gauges_box.setObjectName("deviceGauges")
         self.gauges = DeviceGauges()
@@ -397,6 +413,7 @@ class TrainingPanel(QWidget):
         self.scroll.setWidgetResizable(True)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.scroll.setFrameShape(QScrollArea.NoFrame)
+        self.scroll.setFocusPolicy(Qt.NoFocus)  # Tab goes to the settings inside it
         self.scroll.setWidget(scrolled)
         outer.addWidget(self.scroll, 1)
 
@@ -404,14 +421,8 @@ class TrainingPanel(QWidget):
         side = QVBoxLayout(right)
         side.setContentsMargins(0, 0, 0, 0)
         side.setSpacing(2)
-        self.error_box = QPlainTextEdit()
-        self.error_box.setReadOnly(True)
-        self.error_box.setMaximumHeight(160)
-        self.error_box.setLineWrapMode(QPlainTextEdit.NoWrap)
-        self.error_box.setStyleSheet("color: #ef5350")
-        self.error_box.hide()
-        side.addWidget(self.error_box)
         self.curves = TrainingCurves()
+        self.curves.live_page.layout().addWidget(self.paper.view, 2, 0)
         self.confusion = ConfusionMatrices()
         self.curves.tabs.addTab(self.confusion, "Confusion")
         self.curves.tabs.addTab(self.evaluation, "Evaluation")
@@ -469,6 +480,7 @@ class TrainingPanel(QWidget):
             "train.resume": ready and idle,
             "train.clear": ready and self.state != "stopping",
             "train.evaluate": ready and (idle or self.state == "evaluating"),
+            "train.paper": True,
         }
         for command_id, action in self.command_actions.items():
             action.setEnabled(enabled[command_id])
@@ -833,14 +845,19 @@ class TrainingPanel(QWidget):
         model = f"run {ready.source_run}" if ready.source_run else "a fresh model"
         mode = "predicting with per-candle training" if ready.train else "predicting"
         self._live_mode = f"{mode} · {model} on {ready.device}"
+        if ready.source_run is None:  # a fresh model is this session's only
+            model = f"{model} started {format_minute(int(time.time() * 1000))} UTC"
+        self._live_account = model + (" + per-candle training" if ready.train else "")
         if self.state != "stopping":
             self._set_state("live", self._live_mode)
+            self.paper.start(self.live_data.key, self._live_account)
         self._submit_live()
 
     def _live_step(self, step) -> None:
         self._live_steps += 1
         if self.overlay is not None:
             self.overlay.show_step(step)
+        self.paper.step(step)
         a = step.averages
         self.curves.add_live(self._live_steps, step.train.loss if step.train else None,
                              a.live_candle_acc, a.live_trend_acc, a.live_candle_baseline,
@@ -875,9 +892,12 @@ class TrainingPanel(QWidget):
         self._runner = None
         self._live_ready = False
         self._evaluating = False
+        self.paper.stop()
         outcome = runner.worker.outcome
         match outcome:
             case Failed():
+                if self.overlay is not None:  # a failed live run suggests nothing any more
+                    self.overlay.clear()
                 self._show_failure(outcome.message, outcome.traceback)
             case EvaluationFinished():
                 self._set_state("idle", f"evaluation finished: {outcome.folds} folds in "
@@ -1107,6 +1127,7 @@ class TrainingPanel(QWidget):
         if self._live_ready:
             if self.overlay is not None:
                 self.overlay.clear()
+            self.paper.start(self.live_data.key, self._live_account)
             self._submit_live()
 
     def _submit_live(self) -> None:

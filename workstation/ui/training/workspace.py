@@ -2,8 +2,9 @@
 a window of its own, as the trader chooses (remembered in the app's settings as
 ``training/workspace``: ``tab`` or ``window``; the window's place and size too).
 
-- Tab: the centre holds two tabs, Chart and Training; F8 switches between them.
-- Window: the centre is the chart alone (no tab bar); the training panel sits in a window of
+- Tab: the Training tab sits next to the Chart tab in the main window's centre; F8 switches
+  between them.
+- Window: the centre has no Training tab; the training panel sits in a window of
   its own (a child window of the main one: it closes with it, and the menus, shortcuts and
   the command palette reach its commands). F8 brings it forward; closing it puts the
   panel back in its tab.
@@ -85,6 +86,8 @@ class TrainingWorkspace(QObject):
         self.page.setObjectName("trainingPage")
         QVBoxLayout(self.page).setContentsMargins(0, 0, 0, 0)
         self.window: TrainingWindow | None = None
+        self._shared: list = []  # the main window's window-wide actions, shared with its own
+        self.focus_chart = None
         self.mode = ""
         self._closing = False
         self.actions = create_actions(window, {
@@ -110,7 +113,7 @@ class TrainingWorkspace(QObject):
             self._close_window()
             self.page.layout().addWidget(self.panel)
             if self.tabs.indexOf(self.page) < 0:
-                self.tabs.addTab(self.page, "Training")
+                self.tabs.insertTab(1, self.page, "Training")  # next to the chart
         else:
             index = self.tabs.indexOf(self.page)
             if index >= 0:
@@ -136,10 +139,19 @@ class TrainingWorkspace(QObject):
         geometry = self.settings.value(GEOMETRY_KEY)
         if geometry is not None:
             window.restoreGeometry(geometry)
-        window.addActions(list(self.actions.values()))
+        window.addActions(list(self.actions.values()) + self._shared)
         window.closed.connect(self._window_closed)
         self.window = window
         return window
+
+    def share(self, actions, focus_chart) -> None:
+        """The main window's window-wide ``actions`` (Ctrl+1, the cheat sheet, the palette
+        ...) work in the workspace's own window too; ``focus_chart()`` gives the chart the
+        keyboard when F8 goes back to it."""
+        self._shared = list(actions)
+        self.focus_chart = focus_chart
+        if self.window is not None:
+            self.window.addActions(self._shared)
 
     def _close_window(self) -> None:
         window, self.window = self.window, None
@@ -173,9 +185,10 @@ class TrainingWorkspace(QObject):
         if self.mode == "window":
             _to_front(self.main_window)
         self.tabs.setCurrentIndex(0)
-        chart = self.tabs.widget(0)
-        if chart is not None:
-            chart.setFocus()
+        if self.focus_chart is not None:
+            self.focus_chart()
+        elif self.tabs.widget(0) is not None:
+            self.tabs.widget(0).setFocus()
 
     def toggle(self) -> None:
         """F8: the chart or the workspace, whichever is not in front."""
