@@ -5,6 +5,10 @@ one JSON object per line on stdout. Every argument is checked before torch is lo
 candle is read. Ctrl-C (or SIGTERM) stops the run after the current batch and saves a
 "stopped" checkpoint. Exit status: 0 completed, 130 stopped by Ctrl-C, 143 by SIGTERM,
 1 failed.
+
+Every run writes ``run.json`` beside its checkpoints (``ml.manifest``); ``--config run.json``
+trains that run again, with its settings and seed, on its data (``--source`` may name where
+the same candles live here; they must hash the same, and the marks must give the same labels).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from ..errors import WorkstationError
 from ..interrupt import signals_stop
 from ..ml.events import BatchEnd, CheckpointSaved, EpochEnd, Failed, Finished, RunStarted
 from ..ml.job import TrainingRequest
+from ..ml.manifest import check_candles, check_labels, read_manifest, series_of
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, say
@@ -29,7 +34,11 @@ def register(sub) -> None:
     p = sub.add_parser("train", help="train the transformer on candles (headless)",
                        description=__doc__.split("\n\n")[0])
     add_series_flags(p)
-    p.add_argument("--preset", default="tiny",
+    p.set_defaults(source=None, timeframe=None)  # demo and 1m, unless --config says otherwise
+    p.add_argument("--config", metavar="RUN_JSON",
+                   help="train the run this manifest records (a run's run.json, or its "
+                        "folder): its settings, seed and data; other setting flags are refused")
+    p.add_argument("--preset", default=None,
                    help="model size: tiny (CPU), small, base or large (default tiny)")
     p.add_argument("--epochs", type=int, default=None, help="default 10")
     p.add_argument("--batch-size", type=int, default=None, help="default 64")
@@ -135,10 +144,16 @@ def _flat_band(args) -> str | None:
     return args.flat_band or ("bps" if in_bps else None)
 
 
+_SETTING_FLAGS = ("preset", "epochs", "batch_size", "seq_len", "lr", "stride", "val_fraction",
+                  "log_every", "dropout", "flat_band", "flat_k", "flat_bps", "trend_horizon",
+                  "trend_flat_bps", "review_margin", "seed", "threads", "resume", "max_candles")
+_SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations")
+
+
 def _request(args) -> TrainingRequest:
     """The flags as a ``TrainingRequest`` (checked by ``ml.job.plan``, without torch)."""
     return TrainingRequest(
-        preset=args.preset,
+        preset=args.preset or "tiny",
         model_overrides={"seq_len": args.seq_len, "dropout": args.dropout,
                          "use_gradient_checkpointing": args.grad_checkpointing or None},
         train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
@@ -165,6 +180,19 @@ def run(args) -> int:
     return request.exit_status or 0
 
 
+def _manifest(args) -> dict | None:
+    """The manifest ``--config`` names (None without it); setting flags beside it refused."""
+    if args.config is None:
+        return None
+    given = [f"--{name.replace('_', '-')}" for name in _SETTING_FLAGS
+             if getattr(args, name) is not None]
+    given += [f"--{name.replace('_', '-')}" for name in _SETTING_SWITCHES if getattr(args, name)]
+    if given:
+        raise WorkstationError(f"--config takes every setting from the run's manifest; drop "
+                               f"{', '.join(given)}")
+    return read_manifest(args.config)
+
+
 def _train(args, stop: threading.Event):
     from ..market.sources import load_series
     from ..ml import job
@@ -172,15 +200,28 @@ def _train(args, stop: threading.Event):
     from ..paths import app_paths
 
     store = CheckpointStore() if not args.no_save or args.resume is not None else None
-    training = job.plan(_request(args), store)  # every argument checked; torch not loaded
-    if training.resume is not None:
-        print(f"resuming run {args.resume} at step {training.resume.step}: model, feature, "
-              f"target and training settings come from its checkpoint", file=sys.stderr)
-    candles, key = load_series(args.source, args.symbol, args.timeframe,
-                               max_candles=args.max_candles)
+    manifest = _manifest(args)
+    if manifest is not None:
+        training = job.plan_of(manifest, None if args.device == "auto" else args.device)
+        series = series_of(manifest)
+        candles, key = load_series(args.source or series.source, args.symbol or series.symbol,
+                                   args.timeframe or series.timeframe)
+        candles = check_candles(manifest, candles)  # the very candles the run had
+        print(f"training again the run {manifest.get('run_id')} records: its settings, seed "
+              f"and {len(candles):,} candles of {key.provenance}", file=sys.stderr)
+    else:
+        training = job.plan(_request(args), store)  # every argument checked; no torch yet
+        if training.resume is not None:
+            print(f"resuming run {args.resume} at step {training.resume.step}: model, "
+                  f"feature, target and training settings come from its checkpoint",
+                  file=sys.stderr)
+        candles, key = load_series(args.source or "demo", args.symbol, args.timeframe or "1m",
+                                   max_candles=args.max_candles)
     prepared = job.build(training, candles, key, store=store, save=not args.no_save,
                          annotations_db=app_paths().annotations_db,
                          on_event=_Report(args.json, training.train_config.epochs), stop=stop)
+    if manifest is not None:
+        check_labels(manifest, prepared.trainer.manifest["labels"]["sha256"])
     if prepared.annotations:
         print(f"{prepared.annotations} annotations of {prepared.market} give the trader's "
               f"targets", file=sys.stderr)

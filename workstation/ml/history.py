@@ -51,7 +51,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -193,8 +193,9 @@ class RunHistory:
     ``Failed``, ``EvaluationFinished``; others are passed over); ``flush`` makes what was
     appended durable; ``close`` flushes and lets go of the file."""
 
-    def __init__(self, run_dir: str | os.PathLike):
+    def __init__(self, run_dir: str | os.PathLike, on_create: Callable[[], object] | None = None):
         self.path = history_path(run_dir)
+        self.on_create = on_create  # called once the run's folder holds its new history
         self._fd: int | None = None
         self._pending: list[bytes] = []
         self._unsynced = False
@@ -262,6 +263,8 @@ class RunHistory:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         if created:
             fsync_dir(self.path.parent)
+            if self.on_create is not None:
+                self.on_create()
         if self._newline:
             self._write(b"\n")
             self._newline = False

@@ -32,6 +32,7 @@ from .checkpoints import CheckpointStore, ResumePoint, read_meta
 from .config import TradingTransformerConfig, TrainConfig, preset_config
 from .device import check_device_spec
 from .features import FeatureSpec, make_features
+from .manifest import labels_sha256, make_manifest
 from .targets import Targets, TargetSpec, make_targets
 
 if TYPE_CHECKING:
@@ -102,6 +103,24 @@ def plan(request: TrainingRequest, store: CheckpointStore | None) -> TrainingPla
                         TargetSpec(**_given(request.target_overrides)), device)
 
 
+def plan_of(manifest: dict, device: str | None = None) -> TrainingPlan:
+    """The plan of the run a manifest (``ml.manifest.read_manifest``) records, on its own
+    device or on ``device``: the same settings and seed, checked as ``plan`` checks them."""
+    from .manifest import ManifestError
+
+    try:
+        model = TradingTransformerConfig.from_dict(manifest["model"])
+        train = TrainConfig.from_dict(manifest["training"])
+        features = FeatureSpec.from_dict(manifest["features"])
+        targets = TargetSpec.from_dict(manifest["targets"])
+    except (KeyError, TypeError, ValueError, WorkstationError) as exc:
+        raise ManifestError(f"the run manifest's settings cannot be used: {exc}") from None
+    device = check_device_spec(device or manifest.get("device") or "auto")
+    request = TrainingRequest(device=device,
+                              use_annotations=bool(manifest.get("use_annotations", True)))
+    return TrainingPlan(request, model, train, features, targets, device)
+
+
 def market_annotations(db: Path | None, market: MarketKey) -> list[Annotation]:
     """The annotations of ``market`` (every timeframe) in the store file ``db``; none if the
     file does not exist yet."""
@@ -134,6 +153,7 @@ class LabelledSeries:
     reviewed: np.ndarray
     annotations: int
     market: MarketKey
+    labels_sha256: str | None = None  # of the trader's labels (``ml.manifest``); None: none
 
 
 def label_series(candles: Candles, series: SeriesKey, spec: TargetSpec, *,
@@ -144,8 +164,10 @@ def label_series(candles: Candles, series: SeriesKey, spec: TargetSpec, *,
     annotations = market_annotations(annotations_db, market) if use_annotations else []
     trader = trader_labels(annotations, candles, spec)
     reviewed = trader.reviewed if trader is not None else np.zeros(len(candles), dtype=bool)
+    labels = (labels_sha256(trader.position, trader.regime, trader.reviewed)
+              if trader is not None else None)
     return LabelledSeries(make_targets(candles, spec, trader), reviewed, len(annotations),
-                          market)
+                          market, labels)
 
 
 def training_data(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
@@ -181,8 +203,14 @@ def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
             raise WorkstationError("resuming a run needs its checkpoint store")
         loaded = store.load(training.resume.run_id)
     data, labelled = training_data(training, candles, series, annotations_db=annotations_db)
+    manifest = make_manifest(
+        run_id=None, model=training.model_config.to_dict(),
+        training=training.train_config.to_dict(), features=training.feature_spec.to_dict(),
+        targets=training.target_spec.to_dict(), use_annotations=request.use_annotations,
+        device=training.device, series=series, candles=candles,
+        labels=labelled.labels_sha256, annotations=labelled.annotations)
     trainer = Trainer(training.model_config, training.train_config, data, device,
                       on_event=on_event, stop=stop, checkpoints=store if save else None,
                       run_id=request.resume_run or run_id, series=series,
-                      resume_from=loaded)
+                      resume_from=loaded, manifest=manifest)
     return PreparedRun(training, trainer, data, labelled.annotations, labelled.market)

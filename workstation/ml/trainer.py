@@ -273,7 +273,8 @@ class Trainer:
                  data: TrainingData, device: torch.device | str, *,
                  on_event: Callable[[Event], None], stop: threading.Event,
                  checkpoints=None, run_id: str | None = None, series: SeriesKey | None = None,
-                 provenance: str | None = None, resume_from=None):
+                 provenance: str | None = None, resume_from=None,
+                 manifest: dict | None = None):
         if model_config.n_features != data.features.shape[1]:
             raise WorkstationError(f"model expects {model_config.n_features} features, data "
                                    f"has {data.features.shape[1]}")
@@ -298,6 +299,7 @@ class Trainer:
             run_id = (checkpoints.new_run_id() if checkpoints is not None
                       else f"unsaved-{uuid.uuid4().hex[:8]}")
         self.run_id = run_id
+        self.manifest = dict(manifest, run_id=run_id) if manifest is not None else None
         self.model: TradingTransformer | None = None  # built by run(), on its thread
         self._claim: ModelClaim | None = None
         self.split: TimeSplit = split_by_time(
@@ -354,7 +356,8 @@ class Trainer:
             if lock is not None:
                 lock.acquire()  # one writer per run: a second trainer is refused here
                 # every event is recorded beside the checkpoints, under the same lock
-                self._history = RunHistory(self.checkpoints.run_dir(self.run_id))
+                self._history = RunHistory(self.checkpoints.run_dir(self.run_id),
+                                           on_create=self._write_manifest)
             prepare_thread(self.device, self.train_config.cpu_threads)
             self._setup()
             self._train()
@@ -371,6 +374,14 @@ class Trainer:
             self._close_history()
             if lock is not None:
                 lock.release()
+
+    def _write_manifest(self) -> None:
+        """``run.json`` beside the new run's history (``ml.manifest``); a resumed run keeps
+        the one it has."""
+        if self.manifest is not None and self.checkpoints is not None:
+            from .manifest import write_manifest
+
+            write_manifest(self.checkpoints.run_dir(self.run_id), self.manifest)
 
     def _close_history(self) -> None:
         history, self._history = self._history, None
