@@ -246,3 +246,29 @@ def test_predictions_are_causal():
     assert (whole >= 0).all()
     assert np.array_equal(whole[:, :251], changed[:, :251])  # candles 200..450
     assert not np.array_equal(whole[:, 251:], changed[:, 251:])  # the change did reach later
+
+
+def test_folds_trained_in_parallel_processes_score_exactly_as_in_sequence(capsys, tmp_path):
+    from workstation.market.csv_io import write_candles_csv
+    from workstation.market.demo import demo_candles
+
+    end = 1_700_000_000_000 - 1_700_000_000_000 % 3_600_000
+    path = write_candles_csv(demo_candles(2400, "1h", seed=4, end_ts=end), tmp_path / "e.csv")
+    argv = ["evaluate", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--timeframe", "1h",
+            "--seq-len", "16", "--batch-size", "32", "--folds", "3", "--epochs", "1",
+            "--threads", "1", "--json"]
+    results = {}
+    for workers in ("1", "2"):
+        code = main([*argv, "--workers", workers])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        objects = [json.loads(line) for line in out.out.splitlines()]
+        for o in objects:
+            o.pop("elapsed_s", None)
+        results[workers] = objects
+        assert "all 3 test spans" in out.err
+        assert "fold 3: epoch 1" in out.err  # the trainers' progress, from the workers too
+    assert len(results["1"]) == 3 * 4 + 1
+    assert results["2"] == results["1"]  # every fold's scores and the summary, exactly
+    assert main([*argv, "--workers", "0"]) == 1
+    assert "--workers must be at least 1" in capsys.readouterr().err

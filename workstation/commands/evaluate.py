@@ -20,7 +20,7 @@ import numpy as np
 from ..backtest.signals import SIGNAL_HEADS
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
-from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored
+from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored, FoldStarted
 from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
@@ -54,6 +54,9 @@ def register(sub) -> None:
     p.add_argument("--backtest-head", choices=SIGNAL_HEADS, default=None,
                    help="the head that signals (default: position with marks, else candle)")
     add_cost_flags(p)
+    p.add_argument("--workers", type=int, default=1,
+                   help="train this many folds at once, each in its own process (default 1; "
+                        "the results are the same)")
     p.add_argument("--json", action="store_true", help="JSON objects on stdout")
     p.set_defaults(func=run)
 
@@ -65,19 +68,22 @@ def _plain(value):
 class _Report:
     def __init__(self, as_json: bool):
         self.as_json = as_json
-        self.fold = 0
+        self.fold_of: dict[str, int] = {}  # trainer run id -> fold (0-based)
 
     def __call__(self, event) -> None:
         match event:
+            case FoldStarted():
+                self.fold_of[event.run_id] = event.fold
             case BatchEnd():
-                draw_line(f"  fold {self.fold + 1}: epoch {event.epoch + 1} batch "
-                          f"{event.batch}/{event.batches_per_epoch}", 40)
+                draw_line(f"  fold {self.fold_of.get(event.run_id, 0) + 1}: epoch "
+                          f"{event.epoch + 1} batch {event.batch}/{event.batches_per_epoch}",
+                          40)
             case EpochEnd():
-                draw_line(f"  fold {self.fold + 1}: epoch {event.epoch + 1} validation loss "
-                          f"{event.val.loss:.4f}" + (" [best]" if event.is_best else ""), 40)
+                draw_line(f"  fold {self.fold_of.get(event.run_id, 0) + 1}: epoch "
+                          f"{event.epoch + 1} validation loss {event.val.loss:.4f}"
+                          + (" [best]" if event.is_best else ""), 40)
                 end_open_line()
             case FoldScored():
-                self.fold = event.fold + 1
                 say(f"fold {event.fold + 1}/{event.folds}: trained on candles "
                     f"{event.train[0]}..{event.train[1]}, tested on {event.test[0]}.."
                     f"{event.test[1]} (embargo {event.embargo}, epoch {event.epoch})")
@@ -120,6 +126,8 @@ def _evaluate(args, stop: threading.Event) -> None:
         use_annotations=not args.no_annotations)
     if args.folds < 2:
         raise WorkstationError(f"--folds must be at least 2, got {args.folds}")
+    if args.workers < 1:
+        raise WorkstationError(f"--workers must be at least 1, got {args.workers}")
     plan = job.plan(request, None)  # every argument checked; torch not loaded
     candles, key = load_series(args.source, args.symbol, args.timeframe,
                                max_candles=args.max_candles)
@@ -135,7 +143,7 @@ def _evaluate(args, stop: threading.Event) -> None:
     try:
         evaluate(data, plan.model_config, plan.train_config, folds=args.folds,
                  device=plan.device, provenance=key.provenance, on_event=_Report(args.json),
-                 stop=stop, on_test_predictions=signals)
+                 stop=stop, on_test_predictions=signals, workers=args.workers)
     except EvaluationStopped as exc:
         say(f"workstation: {exc}")
         return

@@ -32,7 +32,7 @@ from ..errors import WorkstationError
 from .baselines import fit_baselines
 from .config import TradingTransformerConfig, TrainConfig
 from .dataset import TrainingData
-from .events import EvaluationFinished, Failed, FoldScored, HeadScore
+from .events import EvaluationFinished, Failed, FoldScored, FoldStarted, HeadScore
 from .scoring import day_blocks, score_head
 from .targets import CLASS_HEADS, MASKED
 
@@ -84,47 +84,27 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
              provenance: str, on_event: Callable[[object], None],
              stop: threading.Event | None = None,
              on_test_predictions: Callable[[Fold, np.ndarray, np.ndarray], None] | None = None,
-             ) -> EvaluationFinished:
+             workers: int = 1) -> EvaluationFinished:
     """Train and test every fold (see the module docstring); imports torch.
     ``on_test_predictions(fold, classes, confidence)`` receives each fold's predictions on
     its test span (``[C, test candles]`` per class head, ``CLASS_HEADS`` order): what a
-    backtest of the walk-forward needs."""
-    import torch
-
-    from .checkpoints import CheckpointStore, apply_weights
-    from .dataset import DeviceSeries
-    from .device import resolve_device
-    from .model import TradingTransformer
-    from .trainer import Trainer, predict_span
-
+    backtest of the walk-forward needs. ``workers`` > 1 trains the folds in that many
+    processes at once (``parallel_folds``); the results are the same, fold by fold."""
     stop = stop or threading.Event()
     plan = walk_forward_folds(len(data), folds, model_config.seq_len, data.target_spec.horizon)
-    device_ = resolve_device(device)
     started = time.monotonic()
+    if workers > 1:
+        from .parallel_folds import tested_in_parallel
+
+        tested = tested_in_parallel(data, model_config, train_config, plan, device=device,
+                                    provenance=provenance, on_event=on_event, stop=stop,
+                                    workers=workers)
+    else:
+        tested = (run_fold(data, model_config, train_config, fold, len(plan), device=device,
+                            provenance=provenance, on_event=on_event, stop=stop)
+                  for fold in plan)
     pooled: dict[str, list] = {head: [] for head in CLASS_HEADS}
-    series = None
-    for fold in plan:
-        with tempfile.TemporaryDirectory(prefix="workstation-fold-") as tmp:
-            store = CheckpointStore(tmp)
-            trainer = Trainer(model_config, train_config, _subset(data, *fold.train), device_,
-                              on_event=on_event, stop=stop, checkpoints=store,
-                              provenance=f"{provenance} (fold {fold.index + 1}/{folds})")
-            final = trainer.run()
-            if isinstance(final, Failed):
-                raise WorkstationError(f"fold {fold.index + 1} failed: {final.message}")
-            if final.status != "completed":
-                raise EvaluationStopped(f"evaluation stopped in fold {fold.index + 1} of "
-                                        f"{folds}; the folds scored so far are above")
-            loaded = store.load(trainer.run_id, "best")
-        model = TradingTransformer(model_config).to(device_)
-        apply_weights(model, loaded)
-        model.eval()
-        if series is None:
-            series = DeviceSeries(data, device_)
-        confidence = np.zeros((len(CLASS_HEADS), fold.test[1] - fold.test[0]))
-        with torch.no_grad():
-            predicted = predict_span(model, series, fold.test, model_config.seq_len,
-                                     train_config.batch_size, device_, confidence=confidence)
+    for fold, (predicted, confidence, epoch) in zip(plan, tested, strict=True):
         if on_test_predictions is not None:
             on_test_predictions(fold, predicted, confidence)
         fitted = fit_baselines(data, fold.train)
@@ -136,13 +116,52 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
             heads[head] = score_head(head, truth, predicted[h], baselines, days,
                                      seed=train_config.seed + fold.index)
             pooled[head].append((truth, predicted[h], baselines, days))
-        on_event(FoldScored(fold.index, folds, fold.train, fold.test, fold.embargo,
-                            int(loaded.meta.get("epoch") or 0), heads))
+        on_event(FoldScored(fold.index, folds, fold.train, fold.test, fold.embargo, epoch,
+                            heads))
     summary = {head: _pooled_score(head, parts, train_config.seed)
                for head, parts in pooled.items()}
     finished = EvaluationFinished(folds, summary, time.monotonic() - started)
     on_event(finished)
     return finished
+
+
+def run_fold(data: TrainingData, model_config: TradingTransformerConfig,
+              train_config: TrainConfig, fold: Fold, folds: int, *, device: str,
+              provenance: str, on_event: Callable[[object], None], stop
+              ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Train fold ``fold`` on its training span and predict its test span: the predicted
+    classes and their confidence (``[C, test candles]``) and the epoch tested."""
+    import torch
+
+    from .checkpoints import CheckpointStore, apply_weights
+    from .dataset import DeviceSeries
+    from .device import resolve_device
+    from .model import TradingTransformer
+    from .trainer import Trainer, predict_span
+
+    device_ = resolve_device(device)
+    with tempfile.TemporaryDirectory(prefix="workstation-fold-") as tmp:
+        store = CheckpointStore(tmp)
+        trainer = Trainer(model_config, train_config, _subset(data, *fold.train), device_,
+                          on_event=on_event, stop=stop, checkpoints=store,
+                          provenance=f"{provenance} (fold {fold.index + 1}/{folds})")
+        on_event(FoldStarted(fold.index, folds, trainer.run_id))
+        final = trainer.run()
+        if isinstance(final, Failed):
+            raise WorkstationError(f"fold {fold.index + 1} failed: {final.message}")
+        if final.status != "completed":
+            raise EvaluationStopped(f"evaluation stopped in fold {fold.index + 1} of "
+                                    f"{folds}; the folds scored so far are above")
+        loaded = store.load(trainer.run_id, "best")
+    model = TradingTransformer(model_config).to(device_)
+    apply_weights(model, loaded)
+    model.eval()
+    confidence = np.zeros((len(CLASS_HEADS), fold.test[1] - fold.test[0]))
+    with torch.no_grad():
+        predicted = predict_span(model, DeviceSeries(data, device_), fold.test,
+                                 model_config.seq_len, train_config.batch_size, device_,
+                                 confidence=confidence)
+    return predicted, confidence, int(loaded.meta.get("epoch") or 0)
 
 
 def _pooled_score(head: str, parts: list, seed: int) -> HeadScore:

@@ -266,6 +266,16 @@ class LiveEnded:
 
 # -- walk-forward evaluation --------------------------------------------------------------------
 @dataclass(frozen=True)
+class FoldStarted:
+    """Fold ``fold`` (0-based, of ``folds``) starts training as run ``run_id``: the trainer
+    events of that run id are this fold's (folds trained at once interleave them)."""
+
+    fold: int
+    folds: int
+    run_id: str
+
+
+@dataclass(frozen=True)
 class FoldScored:
     """Fold ``fold`` (0-based, of ``folds``) trained on candles ``train``, was tested on
     ``test`` after an ``embargo``, with the weights of epoch ``epoch`` (the best on its own
