@@ -16,8 +16,10 @@ Like Binance (which sends the forming kline every 1-2 s), the socket repeats the
 kline every ``repeat_s`` of real time: ccxt only hands a message to a caller that is already
 waiting, so without repeats the last event of a burst would surface only with the next one.
 
-The test controls time (``advance``), injects faults (``fail_next``), drops sockets
-(``drop_websockets``), refuses new ones (``ws_accepting``) or stalls them (``ws_muted``).
+The test controls time (``advance``), injects faults (``fail_next``: any status, body and
+headers such as ``Retry-After``), drops sockets (``drop_websockets``), refuses new ones
+(``ws_accepting``), leaves their handshake unanswered (``ws_stalled``) or stalls them
+(``ws_muted``).
 Every HTTP request is logged in ``requests``; unknown paths answer 404 and are logged in
 ``unknown_paths``.
 """
@@ -74,8 +76,9 @@ def _fmt(x: float, places: int = 2) -> str:
 @dataclass
 class _Fault:
     status: int
-    body: dict | None
+    body: dict | str | None  # a dict is sent as JSON, a str as it is
     path: str | None  # only requests to this path fail; None: any request
+    headers: dict[str, str] | None = None
 
 
 @dataclass
@@ -96,7 +99,9 @@ class FakeBinance:
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.unknown_paths: list[str] = []
         self.ws_accepting = True
+        self.ws_refusal_status = 503  # what a refused websocket handshake answers
         self.ws_muted = False  # connected sockets get nothing (a stalled stream)
+        self.ws_stalled = False  # new sockets get no handshake answer until it is False again
         self.ws_connections = 0
         self.ws_pushed: list[tuple[int, bool]] = []  # (open time, closed) of every kline sent
         self.subscriptions: list[list[str]] = []
@@ -152,9 +157,12 @@ class FakeBinance:
         return self.now_ms
 
     # -- test controls ----------------------------------------------------------------------
-    def fail_next(self, n: int, status: int, body: dict | None = None, path: str | None = None):
-        """The next ``n`` requests (to ``path`` if given) answer ``status`` with ``body``."""
-        self._faults.extend(_Fault(status, body, path) for _ in range(n))
+    def fail_next(self, n: int, status: int, body: dict | str | None = None,
+                  path: str | None = None, *, headers: dict[str, str] | None = None):
+        """The next ``n`` requests (to ``path`` if given) answer ``status`` with ``body`` (a
+        dict: as JSON; a str: as it is, e.g. another exchange's error body) and ``headers``
+        (e.g. ``{"Retry-After": "2"}``)."""
+        self._faults.extend(_Fault(status, body, path, headers) for _ in range(n))
 
     def klines_requests(self) -> list[dict[str, str]]:
         return [query for path, query in self.requests if path == "/api/v3/klines"]
@@ -222,7 +230,10 @@ class FakeBinance:
 
     async def _websocket(self, request: web.Request):
         if not self.ws_accepting:
-            return web.Response(status=503, text="websocket refused by the test")
+            return web.Response(status=self.ws_refusal_status,
+                                text="websocket refused by the test")
+        while self.ws_stalled:  # a connection that hangs (a proxy, a firewall)
+            await asyncio.sleep(0.01)
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self.ws_connections += 1
@@ -250,8 +261,12 @@ class FakeBinance:
             if fault.path is None or fault.path == request.path:
                 del self._faults[i]
                 if fault.body is None:
-                    return web.Response(status=fault.status, text="fault injected by the test")
-                return web.json_response(fault.body, status=fault.status)
+                    return web.Response(status=fault.status, text="fault injected by the test",
+                                        headers=fault.headers)
+                if isinstance(fault.body, str):
+                    return web.Response(status=fault.status, text=fault.body,
+                                        headers=fault.headers)
+                return web.json_response(fault.body, status=fault.status, headers=fault.headers)
         return await handler(request)
 
     async def _unknown(self, request: web.Request):

@@ -454,3 +454,13 @@ def test_retry_delays_grow_exponentially_with_jitter_and_a_cap():
         assert max(delays) - min(delays) > 0.1 * ceiling  # jittered
     with pytest.raises(WorkstationError):
         RetryPolicy(max_attempts=0)
+
+
+def test_proxy_settings_in_the_options_go_to_the_exchange_itself():
+    feed = CcxtFeed("binance", "ETH/USDT", "1m",
+                    options={"httpsProxy": "http://127.0.0.1:3128", "wsProxy":
+                             "http://127.0.0.1:3128", "defaultType": "spot"})
+    assert feed.exchange.httpsProxy == "http://127.0.0.1:3128"  # ccxt reads them there
+    assert feed.exchange.wsProxy == "http://127.0.0.1:3128"
+    assert "httpsProxy" not in feed.exchange.options
+    assert feed.exchange.options["defaultType"] == "spot"  # the rest stays an option

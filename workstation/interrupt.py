@@ -75,6 +75,28 @@ class StopRequest:
 
 
 @contextlib.contextmanager
+def signals_deferred() -> Iterator[StopRequest]:
+    """While inside, SIGINT and SIGTERM are only noted (``signum``): for one short step that
+    must finish once begun (an import's single transaction), so that a signal never leaves
+    "interrupted" said of work that was in fact done. The caller says what happened."""
+    request = StopRequest(threading.Event())
+
+    def note(signum, frame) -> None:
+        request.signum = request.signum or signum
+        request.event.set()
+
+    if threading.current_thread() is not threading.main_thread():
+        yield request
+        return
+    previous = {s: signal.signal(s, note) for s in EXIT_STATUS}
+    try:
+        yield request
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
 def signals_stop(event: threading.Event,
                  message: str = "stopping after the current batch and saving..."
                  ) -> Iterator[StopRequest]:

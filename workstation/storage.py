@@ -101,6 +101,14 @@ def damage_found(conn: sqlite3.Connection) -> str | None:
     return None if problem == "ok" else " ".join(str(problem).split())
 
 
+def make_durable(conn: sqlite3.Connection) -> None:
+    """Foreign keys on, WAL journal, ``synchronous=FULL``: each committed transaction
+    survives a crash or a power cut, and a killed process leaves the file as it was."""
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+
+
 def why_not_writable(conn: sqlite3.Connection, *, what: str, schema_version: int,
                      tables_needed: frozenset[str] | set[str]) -> str | None:
     """Why a Workstation SQLite file (``what``, e.g. "annotations database") must not be

@@ -35,6 +35,7 @@ from ..storage import (
     damaged,
     immediate_transaction,
     is_disk_full,
+    make_durable,
     rollback,
     storage_error,
     why_not_writable,
@@ -269,9 +270,7 @@ class AnnotationStore:
             conn.execute("PRAGMA busy_timeout = 5000")  # wait for another process, not fail
             self._check_existing(conn)
             try:
-                conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = FULL")
+                make_durable(conn)
             except sqlite3.DatabaseError as exc:
                 raise AnnotationStoreError(
                     f"cannot open annotations file {self.path}: {exc}") from exc

@@ -55,6 +55,7 @@ from ..storage import (
     DiskFullError,
     damaged,
     immediate_transaction,
+    make_durable,
     rollback,
     storage_error,
     why_not_writable,
@@ -307,9 +308,7 @@ class PaperAccount:
             conn.execute("PRAGMA busy_timeout = 5000")
             self._check_existing(conn)
             try:
-                conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = FULL")
+                make_durable(conn)
                 self._create(conn)
             except sqlite3.DatabaseError as exc:
                 raise self._storage_error(exc) from exc

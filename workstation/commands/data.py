@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from pathlib import Path
 
 from ..errors import WorkstationError
+from ..interrupt import signals_deferred
 from ..market.cache import CandleCache
 from ..market.candles import Candles
 from ..market.csv_io import read_candles_csv, write_candles_csv
@@ -16,7 +18,7 @@ from ..market.sources import demo_market
 from ..market.timeframes import SUPPORTED
 from ..paths import app_paths
 from ..progress import ProgressBar
-from ..timeparse import format_ms, parse_time_ms
+from ..timeparse import format_minute, format_ms, parse_time_ms
 from .flags import add_exchange_flags
 
 FETCH_BATCH = 5000  # candles stored (with their coverage) at a time: what a kill can lose
@@ -71,21 +73,53 @@ def run_fetch(args) -> int:
     if until < since:
         raise WorkstationError(f"--until ({format_ms(until)}) is before --since "
                                f"({format_ms(since)})")
+    forming = tf.floor(now)  # only closed candles are stored: the forming one is not asked for
+    if since >= forming:
+        print(f"{key}: no closed candle from {format_ms(since)} yet (the one at "
+              f"{format_ms(forming)} is still forming)")
+        return 0
+    until = min(until, forming - tf.ms)
     urls = parse_json_overrides(args.ccxt_urls, "--ccxt-urls")
     options = parse_json_overrides(args.ccxt_options, "--ccxt-options")
     with _cache() as cache:
         spans = cache.missing(key, since, until)
         if not spans:
+            if not len(cache.load(key, since, until)):
+                raise WorkstationError(f"{key}: the exchange has no candles from "
+                                       f"{format_ms(since)} to {format_ms(until)} (it said so "
+                                       f"before; nothing to store)")
             print(f"{key}: already cached from {format_ms(since)} to {format_ms(until)}")
             return 0
         total = sum(end - start + tf.ms for start, end in spans)
         bar = ProgressBar(total, f"fetch {key}")
         feed = CcxtFeed(args.exchange, args.symbol, tf, urls=urls, options=options,
                         remember_credentials=args.remember_credentials)
-        stored = asyncio.run(_fetch_spans(feed, cache, key, spans, bar))
+        stored, notes = asyncio.run(_fetch_spans(feed, cache, key, spans, bar))
         bar.finish(f"{stored} candles")
+        left = cache.missing(key, since, until)
+    for note in notes.values():
+        print(note)
+    not_covered = _describe_spans(left, tf.ms)
+    if not stored:
+        why = ("; ".join(notes.values()) if notes else
+               f"not answered for {not_covered}" if left else
+               "the exchange has no candles in that range")
+        raise WorkstationError(f"{key}: stored no candles from {format_ms(since)} to "
+                               f"{format_ms(until)}: {why}")
     print(f"{key}: stored {stored} candles ({len(spans)} missing span(s) fetched)")
+    if left:
+        print(f"{key}: not covered (the exchange did not answer for it; a later fetch asks "
+              f"again): {not_covered}")
     return 0
+
+
+def _describe_spans(spans, tf_ms: int, most: int = 3) -> str:
+    """``2024-01-01 00:00 .. 2024-01-01 12:00 (721 candles), ...`` for up to ``most`` spans."""
+    parts = [f"{format_minute(start)} .. {format_minute(end)} ({(end - start) // tf_ms + 1} "
+             f"candles)" for start, end in spans[:most]]
+    if len(spans) > most:
+        parts.append(f"and {len(spans) - most} more span(s)")
+    return ", ".join(parts)
 
 
 def _batches(spans, step_ms: int, size: int):
@@ -95,33 +129,41 @@ def _batches(spans, step_ms: int, size: int):
             yield first, min(first + (size - 1) * step_ms, end)
 
 
-async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar) -> int:
+async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar
+                       ) -> tuple[int, dict[str, str]]:
     """Fetch and store the spans batch by batch: a fetch stopped (or killed) mid-way keeps
-    every batch it stored, with its coverage, and a rerun asks only for the rest."""
+    every batch it stored, with its coverage, and a rerun asks only for the rest. Only the
+    spans the exchange answered for are recorded as covered (see ``market.paging``).
+    Returns the candles stored and the feed's notes on what it did not serve."""
     stored, done_before = 0, 0
+    notes: dict[str, str] = {}
+    served_from: int | None = None  # a recent-only exchange has nothing older
     tf = key.timeframe.ms
     async with feed:
         for start, end in _batches(spans, tf, FETCH_BATCH):
             def progress(done_ms: int, _total_ms: int, base=done_before) -> None:
                 bar.update(base + done_ms)
 
-            candles = await feed.fetch_history(start, end, progress=progress)
-            # Only what is closed counts as fetched: a forming candle is asked for again.
-            forming = len(candles) and not candles.last_closed
-            covered_end = int(candles.ts[-1]) - tf if forming else end
-            covered = (start, covered_end) if covered_end >= start else None
-            stored += cache.put(key, candles, covered=covered)
+            if served_from is None or end >= served_from:
+                history = await feed.fetch_range(start, end, progress=progress)
+                notes.update(history.notes)
+                served_from = history.served_from or served_from
+                stored += cache.put(key, history.candles, covered=history.covered)
             done_before += end - start + tf
-    return stored
+            bar.update(done_before)
+    return stored, notes
 
 
 def run_import(args) -> int:
     candles = read_candles_csv(args.file, args.timeframe)
     key = SeriesKey(args.source, args.symbol, args.timeframe)
-    with _cache() as cache:
+    with _cache() as cache, signals_deferred() as signalled:  # all of it, or (before) none
         stored = cache.put(key, candles)
     print(f"{key}: imported {stored} candles from {args.file} "
           f"({format_ms(int(candles.ts[0]))} .. {format_ms(int(candles.ts[-1]))})")
+    if signalled.signum is not None:
+        print("workstation: the signal came while the candles were being stored; the import "
+              "was finished first", file=sys.stderr)
     return 0
 
 
@@ -131,17 +173,27 @@ def run_list(args) -> int:
     if not rows:
         print("the candle cache is empty (fetch or import-candles fill it)")
         return 0
-    header = ("source", "symbol", "timeframe", "count", "first", "last", "gaps")
+    header = ("source", "symbol", "timeframe", "count", "first", "last", "gaps", "uncovered")
     table = [header] + [
         (s.key.source + (" (DEMO)" if s.key.is_demo else ""), s.key.symbol, s.key.timeframe.name,
          str(s.count), format_ms(s.first_ts), format_ms(s.last_ts),
-         f"{s.gaps} ({s.missing} candles)" if s.gaps else "0")
+         f"{s.gaps} ({s.missing} candles)" if s.gaps else "0",
+         f"{len(s.uncovered)} ({_span_candles(s.uncovered, s.key.timeframe.ms)} candles)"
+         if s.uncovered else "0")
         for s in rows
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    for s in rows:
+        if s.uncovered:
+            print(f"{s.key}: not covered (fetch asks again): "
+                  f"{_describe_spans(list(s.uncovered), s.key.timeframe.ms)}")
     return 0
+
+
+def _span_candles(spans, tf_ms: int) -> int:
+    return sum((end - start) // tf_ms + 1 for start, end in spans)
 
 
 def run_export(args) -> int:

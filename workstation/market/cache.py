@@ -3,16 +3,19 @@
 Each series (source, symbol, timeframe) is cut into fixed time blocks of ``BLOCK_CANDLES``
 grid slots; a block is one row holding its candles as packed little-endian columns, so a
 million candles load as a few hundred BLOBs and ``np.frombuffer`` instead of a million Python
-rows. ``coverage`` records the time spans already fetched from a source (including stretches
-where the exchange had no candles), so a second fetch asks only for what is missing. Every
-change is one transaction in WAL mode with ``synchronous=FULL``: a process killed mid-write
-leaves the cache as it was before that write.
+rows. ``coverage`` records the time spans already fetched from a source: where the exchange
+answered, with candles or with a justified emptiness (before the listing, a window it
+confirmed empty), so a second fetch asks only for what is missing, and again for what the
+exchange did not serve. Caches written before coverage was honest (a fetch could record a
+span it never got an answer for) are repaired once on opening: their coverage is recomputed
+from the stored candles. Every change is one transaction in WAL mode with
+``synchronous=FULL``: a process killed mid-write leaves the cache as it was before that write.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +28,7 @@ from ..storage import (
     DiskFullError,
     damage_found,
     damaged,
+    make_durable,
     rollback,
     schema_of,
     storage_error,
@@ -77,6 +81,15 @@ CREATE TABLE IF NOT EXISTS imported_files (
 ) WITHOUT ROWID
 """
 
+# One-off repairs done to this file, by name. Made when first needed, like imported_files.
+_REPAIRS = """
+CREATE TABLE IF NOT EXISTS repairs (
+    name TEXT PRIMARY KEY,
+    done_ms INTEGER NOT NULL
+) WITHOUT ROWID
+"""
+_HONEST_COVERAGE = "coverage-from-candles"  # coverage recomputed from the stored candles
+
 _TABLES = {"series", "blocks", "coverage"}
 _LOST = "candles in it can be fetched or imported again"
 
@@ -101,6 +114,9 @@ class SeriesSummary:
     last_ts: int
     gaps: int  # stretches of missing candles between first and last
     missing: int  # candles missing between first and last
+    # spans between the first and last candle (open times, inclusive) never answered for by
+    # the source: a later fetch asks for them again
+    uncovered: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,6 +138,23 @@ class FileStamp:
         return cls(str(resolved), st.st_size, st.st_mtime_ns)
 
 
+def _spans(covered) -> list[tuple[int, int]]:
+    """``put``'s ``covered``: one (first, last) span or a sequence of them."""
+    if len(covered) == 2 and all(isinstance(v, (int, np.integer)) for v in covered):
+        return [(int(covered[0]), int(covered[1]))]
+    return [(int(first), int(last)) for first, last in covered]
+
+
+def _runs(ts: np.ndarray, tf: int) -> list[tuple[int, int]]:
+    """Runs of consecutive grid slots in the ascending open times ``ts``."""
+    if not len(ts):
+        return []
+    breaks = np.flatnonzero(np.diff(ts) != tf)
+    starts = np.concatenate(([0], breaks + 1))
+    ends = np.concatenate((breaks, [len(ts) - 1]))
+    return [(int(ts[s]), int(ts[e])) for s, e in zip(starts.tolist(), ends.tolist())]
+
+
 def _pack(ts: np.ndarray, cols: list[np.ndarray]) -> bytes:
     return ts.astype("<i8").tobytes() + b"".join(c.astype("<f8").tobytes() for c in cols)
 
@@ -140,6 +173,7 @@ class CandleCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._checked = False  # the file's structure is checked before the first write
+        self._coverage_ok = False  # coverage repaired (``_repair_coverage``) if it had to be
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
         except sqlite3.Error as exc:
@@ -148,18 +182,60 @@ class CandleCache:
             with self._reading():
                 self._db.execute("PRAGMA busy_timeout=5000")  # processes opening it at once wait
                 self._check_existing()
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=FULL")
-                self._db.execute("PRAGMA foreign_keys=ON")
+                make_durable(self._db)
             if self._db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
                 with self._transaction():  # idempotent: another process may be first
+                    fresh = not self._db.execute("SELECT 1 FROM sqlite_master WHERE "
+                                                 "name='series'").fetchone()
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
                             self._db.execute(statement)
                     self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                    if fresh:  # nothing to repair in a new file
+                        self._mark_repaired(_HONEST_COVERAGE)
         except BaseException:
             self._db.close()
             raise
+
+    def _repaired(self, name: str) -> bool:
+        return bool(self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                                     "name='repairs'").fetchone()) and bool(self._db.execute(
+            "SELECT 1 FROM repairs WHERE name=?", (name,)).fetchone())
+
+    def _mark_repaired(self, name: str) -> None:
+        self._db.execute(_REPAIRS)
+        self._db.execute("INSERT OR REPLACE INTO repairs (name, done_ms) VALUES (?, "
+                         "CAST(strftime('%s','now') AS INTEGER) * 1000)", (name,))
+
+    def _repair_coverage(self) -> None:
+        """Once per file: coverage written before it was honest (a fetch recorded the whole
+        range it asked for even where the exchange answered nothing) becomes the runs of
+        stored candles, so a later fetch asks again for every stretch without candles. Done
+        before the first use of coverage."""
+        if self._coverage_ok:
+            return
+        with self._reading():
+            if self._repaired(_HONEST_COVERAGE):
+                return
+        with self._transaction():
+            if self._repaired(_HONEST_COVERAGE):  # another process was first
+                return
+            for series_id, timeframe in self._db.execute(
+                    "SELECT id, timeframe FROM series").fetchall():
+                tf = parse_timeframe(timeframe).ms
+                ts = self._series_ts(series_id)
+                self._db.execute("DELETE FROM coverage WHERE series_id=?", (series_id,))
+                for start, end in _runs(ts, tf):
+                    self._db.execute("INSERT INTO coverage (series_id, start_ts, end_ts) "
+                                     "VALUES (?,?,?)", (series_id, start, end))
+            self._mark_repaired(_HONEST_COVERAGE)
+        self._coverage_ok = True
+
+    def _series_ts(self, series_id: int) -> np.ndarray:
+        return np.concatenate([np.frombuffer(data, dtype="<i8", count=count) for count, data in
+                               self._db.execute("SELECT count, data FROM blocks WHERE "
+                                                "series_id=? ORDER BY block", (series_id,))]
+                              or [np.empty(0, np.int64)])
 
     def _check_existing(self) -> None:
         """Refuse, before writing anything, a file that is not a cache or is too new."""
@@ -233,15 +309,18 @@ class CandleCache:
         return cursor.lastrowid
 
     # -- writing -------------------------------------------------------------------------
-    def put(self, key: SeriesKey, candles: Candles, covered: tuple[int, int] | None = None) -> int:
+    def put(self, key: SeriesKey, candles: Candles,
+            covered: tuple[int, int] | Sequence[tuple[int, int]] | None = None) -> int:
         """Store the closed candles (a forming last candle is left out), merging with what is
-        there (new values win); record ``covered`` (first, last open time) as fetched.
-        Returns the number of candles stored."""
+        there (new values win); record ``covered`` (a span (first, last open time), or a list
+        of them; None: the stored candles' first to last) as fetched. Returns the number of
+        candles stored."""
         if candles.timeframe != key.timeframe:
             raise CacheError(f"{key}: candles are {candles.timeframe.name}, "
                              f"not {key.timeframe.name}")
         n = len(candles) if candles.last_closed else len(candles) - 1
         span = BLOCK_CANDLES * key.timeframe.ms
+        self._repair_coverage()
         with self._transaction():
             series_id = self._new_series_id(key)
             if n > 0:
@@ -252,7 +331,8 @@ class CandleCache:
                 for s, e in zip(starts.tolist(), ends.tolist()):
                     self._merge_block(series_id, int(block_of[s]), [c[s:e] for c in cols])
             if covered is not None:
-                self._add_coverage(series_id, *covered)
+                for first, last in _spans(covered):
+                    self._add_coverage(series_id, first, last)
             elif n > 0:
                 self._add_coverage(series_id, int(candles.ts[0]), int(candles.ts[n - 1]))
         return max(n, 0)
@@ -388,6 +468,7 @@ class CandleCache:
 
     def missing(self, key: SeriesKey, start: int, end: int) -> list[tuple[int, int]]:
         """Spans of [start, end] (open times, inclusive) not yet fetched, on the key's grid."""
+        self._repair_coverage()
         with self._reading():
             return self._missing(key, start, end)
 
@@ -419,6 +500,7 @@ class CandleCache:
 
     def series(self) -> list[SeriesSummary]:
         """What the cache holds, one summary per series."""
+        self._repair_coverage()
         with self._reading():
             return self._series()
 
@@ -428,14 +510,13 @@ class CandleCache:
                 "SELECT id, source, symbol, timeframe FROM series ORDER BY source, symbol, "
                 "timeframe").fetchall():
             key = SeriesKey(source, symbol, parse_timeframe(timeframe))
-            ts = np.concatenate([np.frombuffer(data, dtype="<i8", count=count) for count, data in
-                                 self._db.execute("SELECT count, data FROM blocks WHERE "
-                                                  "series_id=? ORDER BY block", (series_id,))]
-                                or [np.empty(0, np.int64)])
+            ts = self._series_ts(series_id)
             if not len(ts):
                 continue
             step = np.diff(ts) // key.timeframe.ms
             gaps = step > 1
+            uncovered = tuple(self._missing(key, int(ts[0]), int(ts[-1])))
             out.append(SeriesSummary(key, len(ts), int(ts[0]), int(ts[-1]),
-                                     int(np.count_nonzero(gaps)), int((step[gaps] - 1).sum())))
+                                     int(np.count_nonzero(gaps)), int((step[gaps] - 1).sum()),
+                                     uncovered))
         return out

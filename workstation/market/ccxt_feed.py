@@ -3,14 +3,16 @@
 ``CcxtFeed`` wraps one ccxt exchange (the ``ccxt.pro`` class where there is one, which is the
 ``ccxt.async_support`` REST client plus websockets) for one symbol and timeframe:
 
-- ``fetch_history`` pages ``fetch_ohlcv`` by hand (next page starts one timeframe after the
-  last candle; ccxt's ``paginate=True`` returns nothing for old history), retrying transient
-  errors (see ``retry``);
+- ``fetch_history`` / ``fetch_range`` page ``fetch_ohlcv`` by hand in the exchange's own
+  paging style (``paging``: from the last candle, fixed windows from ``since``, or recent
+  only; ccxt's ``paginate=True`` returns nothing for old history) and say which spans the
+  exchange answered for, retrying transient errors (see ``retry``);
 - ``stream`` yields ``CandleUpdate``s: live by ``watch_ohlcv`` where the exchange has it, else
   by polling ``fetch_ohlcv``. A candle is reported closed once the next candle has appeared
   (ccxt does not expose Binance's kline "closed" flag) or, for REST rows, once its close time
-  has passed. After a drop it reconnects with backoff and back-fills the gap by REST, so every
-  closed candle is yielded exactly once and in order.
+  has passed. While the socket is away (refused, hanging, dropped) it polls REST and retries
+  the socket in the background (``polling``), back-filling by REST, so every closed candle is
+  yielded exactly once and in order across every switch.
 
 Time ("now") is the feed's ``clock``: the system clock unless given.
 """
@@ -34,14 +36,36 @@ from ..errors import WorkstationError
 from ..redact import redact, register
 from .candles import Candles, CandleUpdate, CandleValidationError
 from .credentials import RememberedCredentials, exchange_credentials, split_credentials
-from .retry import RetryPolicy, call_with_retry, is_transient
+from .paging import (
+    DEFAULT_PAGE_LIMIT,
+    START,
+    Collected,
+    History,
+    clip,
+    collect,
+    newer,
+    offered_timeframes,
+    page_limit,
+    paging_style,
+    recent_page_limit,
+)
+from .polling import SocketProbe
+from .retry import (
+    BANNED,
+    TRANSIENT,
+    ExchangeBanned,
+    RetryPolicy,
+    ban_text,
+    call_with_retry,
+    diagnose,
+    tag_http_errors,
+)
 from .timeframes import Timeframe, parse_timeframe
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 STATES = ("connecting", "live", "reconnecting", "polling", "closed")
-DEFAULT_PAGE_LIMIT = 500  # when ccxt does not know the exchange's maximum
 
 
 def parse_json_overrides(text: str | None, flag_name: str) -> dict | None:
@@ -60,6 +84,12 @@ def parse_json_overrides(text: str | None, flag_name: str) -> dict | None:
     return value
 
 
+# ccxt's proxy settings are the exchange's own attributes, not ``options``: given in
+# ``options`` (``--ccxt-options``), they go to its constructor
+PROXY_FIELDS = ("httpProxy", "httpsProxy", "socksProxy", "wsProxy", "wssProxy",
+                "wsSocksProxy")
+
+
 def _exchange_class(exchange_id: str):
     if exchange_id in ccxt.pro.exchanges:
         return getattr(ccxt.pro, exchange_id)
@@ -71,27 +101,9 @@ def _exchange_class(exchange_id: str):
 
 
 def _page_limit(exchange, market: dict) -> int:
-    """Most candles one ``fetch_ohlcv`` returns for this market, from ccxt's ``features``."""
-    by_type = (exchange.features or {}).get(market.get("type")) or {}
-    if market.get("subType") in by_type:
-        by_type = by_type[market["subType"]] or {}
-    limit = (by_type.get("fetchOHLCV") or {}).get("limit")
-    return int(limit) if limit else DEFAULT_PAGE_LIMIT
-
-
-def _newer(rows: Sequence[Sequence], after_ts: int | None, last_ts: int | None) -> list[list]:
-    """Rows with ``after_ts < ts <= last_ts`` (None: unbounded), strictly ascending."""
-    out: list[list] = []
-    for row in rows:
-        ts = int(row[0])
-        if after_ts is not None and ts <= after_ts:
-            continue
-        if last_ts is not None and ts > last_ts:
-            continue
-        if out and ts <= out[-1][0]:
-            continue
-        out.append([ts, *row[1:6]])
-    return out
+    """Most candles one ``fetch_ohlcv`` returns for this market, from ccxt's ``features``
+    (a bounded default where ccxt does not say; see ``paging.page_limit``)."""
+    return page_limit(exchange, market)
 
 
 def _update(row: Sequence, closed: bool) -> CandleUpdate:
@@ -170,18 +182,24 @@ class _CloseTracker:
         return _update(row, False)
 
 
-class _Stopped(Exception):
+def _short(error: BaseException | None, limit: int = 200) -> str:
+    """An error's text cut to ``limit`` characters (a websocket's can quote every header)."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+class Stopped(Exception):
     """The stream's stop event was set while it waited."""
 
 
 async def _unless_stopped(awaitable: Awaitable[T], stop: asyncio.Event | None) -> T:
-    """Await ``awaitable``; raise ``_Stopped`` (cancelling it) if ``stop`` is set first."""
+    """Await ``awaitable``; raise ``Stopped`` (cancelling it) if ``stop`` is set first."""
     if stop is None:
         return await awaitable
     if stop.is_set():
         if asyncio.iscoroutine(awaitable):
             awaitable.close()
-        raise _Stopped
+        raise Stopped
     task = asyncio.ensure_future(awaitable)
     stopper = asyncio.ensure_future(stop.wait())
     try:
@@ -192,7 +210,7 @@ async def _unless_stopped(awaitable: Awaitable[T], stop: asyncio.Event | None) -
             task.cancel()
             await asyncio.wait({task})
     if task.cancelled():
-        raise _Stopped
+        raise Stopped
     return task.result()
 
 
@@ -204,7 +222,9 @@ class CcxtFeed:
     (e.g. ``{"enableRateLimit": False}``) with the exchange's credentials: credential fields of
     ``options`` (``apiKey``, ``secret`` ...), else the environment, else the OS keyring
     (``market.credentials``); ``remember_credentials`` keeps them in the keyring. ``retry``
-    governs each REST call of ``fetch_history`` and the reconnect backoff of ``stream``.
+    governs each REST call of ``fetch_history`` and the reconnect backoff of ``stream``;
+    ``poll_interval`` (s) the REST polls while the socket is away, ``socket_timeout`` (s) how
+    long the socket may take to connect before the state says ``polling``.
     ``clock()`` is exchange time in epoch ms (default: the system clock). ``on_state(state,
     detail)`` hears connection states (``STATES``); ``state`` and ``latency_ms`` (the last REST
     round trip) can be read at any time.
@@ -216,7 +236,8 @@ class CcxtFeed:
     def __init__(self, exchange_id: str, symbol: str, timeframe: str | Timeframe = "1m", *,
                  urls: dict | None = None, options: dict | None = None,
                  config: dict | None = None, retry: RetryPolicy = RetryPolicy(),
-                 poll_interval: float = 2.0, clock: Callable[[], int] | None = None,
+                 poll_interval: float = 2.0, socket_timeout: float = 30.0,
+                 clock: Callable[[], int] | None = None,
                  on_state: Callable[[str, str], None] | None = None,
                  remember_credentials: bool = False):
         self.exchange_id = exchange_id
@@ -224,12 +245,16 @@ class CcxtFeed:
         self.timeframe = parse_timeframe(timeframe)
         self.retry = retry
         self.poll_interval = poll_interval
+        self.socket_timeout = socket_timeout
         self.on_state = on_state
         self.state = "closed"
         self._state_detail = ""
         self.latency_ms: float | None = None
         self.market: dict | None = None
         self.page_limit = DEFAULT_PAGE_LIMIT
+        self.paging = START  # how the exchange pages history (``paging``), known once open
+        self.listed_ms: int | None = None  # the market's listing time where ccxt knows it
+        self.timeframes: tuple[str, ...] = ()  # offered by the exchange and supported here
         self._clock = clock or (lambda: int(time.time() * 1000))
         exchange_class = _exchange_class(exchange_id)
         given, options = split_credentials(options)
@@ -237,12 +262,13 @@ class CcxtFeed:
         credentials = exchange_credentials(exchange_id, given)
         if remember_credentials:
             RememberedCredentials().remember(exchange_id, credentials)
-        exchange = exchange_class({**credentials, **dict(config or {})})
+        proxies = {name: options.pop(name) for name in PROXY_FIELDS if name in options}
+        exchange = exchange_class({**credentials, **proxies, **dict(config or {})})
         if urls:
             exchange.urls["api"] = exchange.deep_extend(exchange.urls["api"], urls)
         if options:
             exchange.options = exchange.deep_extend(exchange.options, options)
-        self.exchange = exchange
+        self.exchange = tag_http_errors(exchange)  # errors carry HTTP status and headers
 
     # -- lifecycle -----------------------------------------------------------------------
     async def __aenter__(self) -> CcxtFeed:
@@ -272,11 +298,18 @@ class CcxtFeed:
             raise WorkstationError(f"{self.exchange_id} has no market {self.symbol}{hint}")
         if not ex.has.get("fetchOHLCV"):
             raise WorkstationError(f"{self.exchange_id} does not serve candles (fetchOHLCV)")
-        if ex.timeframes and self.timeframe.name not in ex.timeframes:
+        self.timeframes = offered_timeframes(ex)
+        if self.timeframe.name not in self.timeframes:
+            offers = (f"it offers {', '.join(self.timeframes)}" if self.timeframes else
+                      "it offers none of the timeframes Workstation supports")
             raise WorkstationError(f"{self.exchange_id} has no {self.timeframe.name} candles; "
-                                   f"it offers {', '.join(ex.timeframes)}")
+                                   f"{offers}")
         self.market = ex.markets[self.symbol]
         self.page_limit = _page_limit(ex, self.market)
+        self.paging = paging_style(ex)
+        created = self.market.get("created")
+        self.listed_ms = int(created) if isinstance(created, (int, float)) and created > 0 \
+            else None
 
     # -- history ---------------------------------------------------------------------------
     async def fetch_history(self, since_ms: int, until_ms: int | None = None,
@@ -288,6 +321,15 @@ class CcxtFeed:
         ``include_forming``, in which case it is the last row and ``last_closed`` is False.
         ``progress(done_ms, total_ms)`` is called after each page.
         """
+        history = await self.fetch_range(since_ms, until_ms, progress,
+                                         include_forming=include_forming)
+        return history.candles
+
+    async def fetch_range(self, since_ms: int, until_ms: int | None = None,
+                          progress: Callable[[int, int], None] | None = None, *,
+                          include_forming: bool = False) -> History:
+        """``fetch_history``'s candles with the spans of closed candles the exchange answered
+        for (``covered``) and why a stretch is not covered (``notes``); see ``paging``."""
         if until_ms is not None and until_ms < since_ms:
             raise WorkstationError(f"history range is empty: until {until_ms} is before "
                                    f"since {since_ms}")
@@ -302,12 +344,15 @@ class CcxtFeed:
             return await call_with_retry(lambda: self._fetch_page(since, limit), self.retry,
                                          what=what, on_retry=self._log_retry)
 
-        rows = await self._collect(start, last, page, progress)
+        got = await self._collect_spans(start, last, page, progress)
+        rows = got.rows
         forming = bool(rows) and rows[-1][0] + tf > now
         if forming and not include_forming:
             rows.pop()
             forming = False
-        return self._to_candles(rows, last_closed=not forming)
+        # only closed candles count as answered: the forming one is asked for again
+        return History(self._to_candles(rows, last_closed=not forming),
+                       clip(got.covered, newest - tf), got.notes, got.served_from)
 
     async def _fetch_page(self, since: int | None, limit: int) -> list:
         started = time.perf_counter()
@@ -317,22 +362,22 @@ class CcxtFeed:
         return rows
 
     async def _collect(self, start: int, last: int, page, progress=None) -> list[list]:
-        """Rows with open time in ``[start, last]``, page after page, until the exchange has
-        no more. ``page(since, limit)`` fetches one page."""
-        tf = self.timeframe.ms
-        total = max(last + tf - start, 0)
-        rows: list[list] = []
-        since = start
-        while since <= last:
-            limit = min(self.page_limit, (last - since) // tf + 1)
-            fresh = _newer(await page(since, limit), since - 1, last)
-            if not fresh:
-                break
-            rows.extend(fresh)
-            since = fresh[-1][0] + tf
-            if progress is not None:
-                progress(min(since - start, total), total)
-        return rows
+        """Rows with open time in ``[start, last]``, page after page in the exchange's paging
+        style, through the whole range. ``page(since, limit)`` fetches one page."""
+        return (await self._collect_spans(start, last, page, progress)).rows
+
+    async def _collect_spans(self, start: int, last: int, page, progress=None) -> Collected:
+        """``_collect`` with the spans the exchange answered for, and notes (``paging``)."""
+        now = self._clock()
+        market = self.market or {}
+
+        def limit_at(since: int) -> int:
+            return recent_page_limit(self.exchange, market, self.timeframe.name, since, now,
+                                     self.page_limit)
+
+        return await collect(start, last, self.timeframe.ms, page, style=self.paging,
+                             limit_at=limit_at, listed=self.listed_ms, progress=progress,
+                             what=f"{self.exchange_id} {self.symbol} {self.timeframe.name}")
 
     def _to_candles(self, rows: list[list], last_closed: bool) -> Candles:
         cols = list(zip(*rows)) if rows else [()] * 6
@@ -349,9 +394,16 @@ class CcxtFeed:
 
         ``after_ts``: open time of the newest closed candle the caller already has; the stream
         first yields every closed candle after it. Without it, it starts with the newest
-        closed candle. Transient errors never end the stream: it reconnects with backoff
-        (``retry.max_delay`` caps the wait) and back-fills what it missed. Other ccxt errors
-        end it with a ``WorkstationError``.
+        closed candle.
+
+        Live by websocket where the exchange has ``watch_ohlcv``. While the socket is away
+        (not connected yet, dropped, refused) REST is polled every ``poll_interval`` seconds
+        and the socket retried in the background with backoff (``polling.SocketProbe``);
+        after ``socket_timeout`` seconds without it (or with no socket at all) the state is
+        ``polling``, and ``live`` again once it connects. Every closed candle is yielded once
+        and in order, across every switch. Transient errors never end the stream (backoff,
+        ``Retry-After`` honoured); a ban ends it with ``ExchangeBanned``, any other ccxt
+        error with a ``WorkstationError``.
         """
         tf = self.timeframe.ms
         if after_ts is not None and after_ts % tf:
@@ -359,40 +411,89 @@ class CcxtFeed:
         now = self._clock()
         tracker = _CloseTracker(self.timeframe,
                                 after_ts if after_ts is not None else now - now % tf - 2 * tf)
-        use_socket = bool(self.exchange.has.get("watchOHLCV"))
-        retries = 0
+        probe: SocketProbe[list] | None = None
+        if self.exchange.has.get("watchOHLCV"):
+            probe = SocketProbe(
+                lambda: self.exchange.watch_ohlcv(self.symbol, self.timeframe.name),
+                self.retry, self.socket_timeout, what=f"{self.exchange_id} websocket")
+            probe.start()
+        first: list | None = None  # the socket's first message: it is (back) up
+        no_socket = f"no websocket candles from {self.exchange_id}"  # why REST only
+        rest_failures = 0
         self._set_state("connecting", f"{self.exchange_id} {self.symbol} {self.timeframe.name}")
         try:
             while True:
-                try:
-                    for update in await _unless_stopped(self._catch_up(tracker), stop):
-                        yield update
-                    if use_socket:
-                        watching = self._watch(tracker, stop)
+                if first is not None and probe is not None:  # live, until the socket fails
+                    watching = self._watch(tracker, stop, first)
+                    first, rest_failures = None, 0
+                    try:
                         async with contextlib.aclosing(watching) as updates:  # type: ignore[type-var]
                             async for update in updates:
-                                retries = 0
                                 yield update
-                    else:
-                        self._set_state("polling", f"every {self.poll_interval:g} s")
-                        retries = 0
-                        await _unless_stopped(asyncio.sleep(self.poll_interval), stop)
+                    except ccxt.BaseError as error:
+                        self._stream_error(error)
+                        tracker.connection_lost()
+                        self._set_state("reconnecting",
+                                        f"live updates interrupted ({type(error).__name__}: "
+                                        f"{_short(error)}); polling REST until the "
+                                        f"{self.exchange_id} websocket is back")
+                        log.warning("%s %s live updates interrupted: %s; polling REST until "
+                                    "the websocket is back", self.exchange_id, self.symbol,
+                                    error)
+                        probe.start()
+                    continue
+                try:  # not live: REST brings every candle owed, then waits a poll interval
+                    for update in await _unless_stopped(self._catch_up(tracker), stop):
+                        yield update
                 except ccxt.BaseError as error:
-                    if not is_transient(error):
-                        raise WorkstationError(f"{self.exchange_id} {self.symbol} stream "
-                                               f"failed: {error}") from error
-                    tracker.connection_lost()
-                    retries += 1
-                    delay = self.retry.delay(retries)
-                    self._set_state("reconnecting", f"retry {retries} in {delay:.1f} s: "
-                                                    f"{type(error).__name__}: {error}")
+                    self._stream_error(error)
+                    rest_failures += 1
+                    wait = self.retry.delay(rest_failures, diagnose(error).retry_after)
+                    self._set_state("reconnecting", f"REST retry {rest_failures} in {wait:.1f} s:"
+                                                    f" {type(error).__name__}: {_short(error)}")
                     log.warning("%s %s stream: %s; retry %d in %.1f s", self.exchange_id,
-                                self.symbol, error, retries, delay)
-                    await _unless_stopped(asyncio.sleep(delay), stop)
-        except _Stopped:
+                                self.symbol, error, rest_failures, wait)
+                else:
+                    rest_failures = 0
+                    wait = self.poll_interval
+                    if probe is None:
+                        self._set_state("polling",
+                                        f"REST every {self.poll_interval:g} s ({no_socket})")
+                    elif probe.timed_out:
+                        why = f"; last error: {probe.summary()}" if probe.last_error else ""
+                        self._set_state("polling", f"REST every {self.poll_interval:g} s; "
+                                                   f"{self.exchange_id} websocket not connected "
+                                                   f"in {self.socket_timeout:g} s, retried in "
+                                                   f"the background{why}")
+                if probe is None:
+                    await _unless_stopped(asyncio.sleep(wait), stop)
+                    continue
+                try:
+                    first = await _unless_stopped(probe.wait(wait), stop)
+                except ccxt.BaseError as error:  # the socket will not work: REST only
+                    if diagnose(error).kind == BANNED:
+                        self._stream_error(error)
+                    log.warning("%s %s websocket unusable (%s: %s): polling REST only",
+                                self.exchange_id, self.symbol, type(error).__name__, error)
+                    no_socket = (f"the {self.exchange_id} websocket is unusable: "
+                                 f"{type(error).__name__}: {_short(error)}")
+                    probe = None
+        except Stopped:
             pass
         finally:
+            if probe is not None:
+                await probe.close()
             self._set_state("closed", "stream stopped")
+
+    def _stream_error(self, error: ccxt.BaseError) -> None:
+        """Raise what ends the stream: a ban or a permanent error (a transient one returns)."""
+        found = diagnose(error)
+        if found.kind == BANNED:
+            raise ExchangeBanned(ban_text(f"{self.exchange_id} {self.symbol} stream", error,
+                                          found)) from error
+        if found.kind != TRANSIENT:
+            raise WorkstationError(f"{self.exchange_id} {self.symbol} stream "
+                                   f"failed: {error}") from error
 
     async def _catch_up(self, tracker: _CloseTracker) -> list[CandleUpdate]:
         """REST: every candle from the first one still owed to the newest."""
@@ -402,16 +503,21 @@ class CcxtFeed:
         rows = await self._collect(newest if owed is None else owed, newest, self._fetch_page)
         return tracker.from_rest(rows, now)
 
-    async def _watch(self, tracker: _CloseTracker, stop) -> AsyncIterator[CandleUpdate]:
-        """Socket updates; a gap before a new candle is filled by REST first."""
+    async def _watch(self, tracker: _CloseTracker, stop,
+                     first: list | None = None) -> AsyncIterator[CandleUpdate]:
+        """Socket updates, from ``first`` (the message the connection began with) on; a gap
+        before a new candle is filled by REST first."""
         live = False
         while True:
-            rows = await _unless_stopped(
-                self.exchange.watch_ohlcv(self.symbol, self.timeframe.name), stop)
+            if first is not None:
+                rows, first = first, None
+            else:
+                rows = await _unless_stopped(
+                    self.exchange.watch_ohlcv(self.symbol, self.timeframe.name), stop)
             if not live:
                 live = True
                 self._set_state("live", f"{self.exchange_id} websocket")
-            for row in _newer(rows, None, None):
+            for row in newer(rows, None, None):
                 ts = row[0]
                 if tracker.is_old(ts):
                     continue

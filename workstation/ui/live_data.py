@@ -32,7 +32,6 @@ from ..market.cache import CandleCache
 from ..market.candles import Candles, CandleUpdate
 from ..market.csv_io import ImportCancelled
 from ..market.replay import replay
-from ..market.retry import UNREACHABLE, failure_kind, failure_text
 from ..market.series import DEMO_SOURCE, SeriesKey
 from ..market.sources import demo_market, file_key, load_series, open_candle_file, symbol_for
 from ..market.timeframes import Timeframe, parse_timeframe
@@ -299,6 +298,8 @@ class LiveData(QObject):
                     if update.closed:
                         self._store(key, Candles.from_updates([update], key.timeframe))
         except WorkstationError as exc:
+            from ..market.retry import UNREACHABLE, failure_kind, failure_text  # ccxt: 0.6 s
+
             self._drop_forming()
             cached = len(self.candles)
             shown = (f"Showing {cached:,} cached candles of {key} (not live)" if cached

@@ -49,6 +49,8 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.paths = paths
         self.settings = QSettings(str(paths.config_dir / "workstation.ini"), QSettings.IniFormat)
+        # the theme first: each widget is then styled once, as it is made
+        apply_theme(QApplication.instance(), self.settings.value("view/theme", "dark"))
         self.setWindowTitle(f"Workstation {__version__}")
         self.setObjectName("mainWindow")
         self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks)

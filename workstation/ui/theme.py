@@ -21,8 +21,12 @@ CHART_COLORS = {
 
 
 def apply_theme(app: QApplication, name: str | None) -> str:
-    """Apply theme ``name`` (default dark) to the whole app; returns the name applied."""
+    """Apply theme ``name`` (default dark) to the whole app; returns the name applied. The
+    theme already applied is not applied again (a style sheet set anew re-polishes every
+    widget: a third of a second for the main window)."""
     name = name if name in THEMES else DEFAULT
+    if app.property("workstation_theme") == name and app.styleSheet():
+        return name
     app.setStyleSheet(style_sheet(name))
     background, foreground = PLOT_COLORS[name]
     pg.setConfigOptions(background=background, foreground=foreground, antialias=False)
