@@ -31,6 +31,7 @@ from ..market.series import MarketKey, SeriesKey
 from .checkpoints import CheckpointStore, ResumePoint, read_meta
 from .config import TradingTransformerConfig, TrainConfig, preset_config
 from .device import check_device_spec
+from .distributed import World
 from .features import FeatureSpec, make_features
 from .manifest import labels_sha256, make_manifest
 from .targets import Targets, TargetSpec, make_targets
@@ -203,7 +204,8 @@ def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
             raise WorkstationError("resuming a run needs its checkpoint store")
         loaded = store.load(training.resume.run_id)
     data, labelled = training_data(training, candles, series, annotations_db=annotations_db)
-    manifest = make_manifest(
+    world = World.from_environment()  # torchrun's, else one process
+    manifest = make_manifest(world_size=world.size,
         run_id=None, model=training.model_config.to_dict(),
         training=training.train_config.to_dict(), features=training.feature_spec.to_dict(),
         targets=training.target_spec.to_dict(), use_annotations=request.use_annotations,
@@ -212,5 +214,5 @@ def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
     trainer = Trainer(training.model_config, training.train_config, data, device,
                       on_event=on_event, stop=stop, checkpoints=store if save else None,
                       run_id=request.resume_run or run_id, series=series,
-                      resume_from=loaded, manifest=manifest)
+                      resume_from=loaded, manifest=manifest, world=world)
     return PreparedRun(training, trainer, data, labelled.annotations, labelled.market)

@@ -49,6 +49,7 @@ from .dataset import (
     split_by_time,
 )
 from .device import describe, memory_stats, prepare_thread, resolve_device
+from .distributed import World, any_rank, join, leave, shard, summed
 from .events import (
     BatchEnd,
     CheckpointSaved,
@@ -274,7 +275,7 @@ class Trainer:
                  on_event: Callable[[Event], None], stop: threading.Event,
                  checkpoints=None, run_id: str | None = None, series: SeriesKey | None = None,
                  provenance: str | None = None, resume_from=None,
-                 manifest: dict | None = None):
+                 manifest: dict | None = None, world: World | None = None):
         if model_config.n_features != data.features.shape[1]:
             raise WorkstationError(f"model expects {model_config.n_features} features, data "
                                    f"has {data.features.shape[1]}")
@@ -282,6 +283,9 @@ class Trainer:
         if not provenance or not str(provenance).strip():
             raise WorkstationError("training data needs a provenance (where the candles came "
                                    "from)")
+        self.world = world or World()
+        if not self.world.leader:
+            checkpoints = None  # only rank 0 writes: checkpoints, history, events
         self.series_key = series
         self.model_config = model_config
         self.train_config = train_config
@@ -301,6 +305,7 @@ class Trainer:
         self.run_id = run_id
         self.manifest = dict(manifest, run_id=run_id) if manifest is not None else None
         self.model: TradingTransformer | None = None  # built by run(), on its thread
+        self._ddp = None  # its DistributedDataParallel copy under torchrun (``distributed``)
         self._claim: ModelClaim | None = None
         self.split: TimeSplit = split_by_time(
             len(data), model_config.seq_len, train_config.val_fraction,
@@ -374,6 +379,8 @@ class Trainer:
             self._close_history()
             if lock is not None:
                 lock.release()
+            if self._ddp is not None:
+                leave()
 
     def _write_manifest(self) -> None:
         """``run.json`` beside the new run's history (``ml.manifest``); a resumed run keeps
@@ -410,6 +417,12 @@ class Trainer:
         self._claim = claim(model, "Trainer")  # one owner per model: this thread, this run
         self._claim.check()
         model.train()
+        if self.world.distributed:
+            from torch.nn.parallel import DistributedDataParallel
+
+            join(self.world, device)
+            self._ddp = DistributedDataParallel(
+                model, device_ids=[device.index] if device.type == "cuda" else None)
         decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and n != "pos"]
         no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 or n == "pos"]
         groups = [{"params": decay, "weight_decay": tc.weight_decay},
@@ -485,11 +498,16 @@ class Trainer:
             self._log_batches, self._log_time = 0, time.monotonic()
             bs = tc.batch_size
             while self.batch < self.steps_per_epoch:
-                if self.stop.is_set():
+                if self._stop_asked():
                     raise Stopped
-                batch = self.series.gather(starts[self.batch * bs:(self.batch + 1) * bs],
-                                           seq_len)
-                self._train_step(batch)
+                chosen = starts[self.batch * bs:(self.batch + 1) * bs]
+                share = 1.0
+                if self._ddp is not None:  # this rank's share of the global batch, weighed
+                    mine = shard(chosen, self.world)  # so the ranks' mean is the batch's
+                    share = len(mine) * self.world.size / len(chosen)
+                    chosen = mine
+                batch = self.series.gather(chosen, seq_len)
+                self._train_step(batch, share)
                 self.batch += 1
                 self.step += 1
                 self._log_batches += 1
@@ -514,17 +532,24 @@ class Trainer:
             self._save("epoch", is_best=is_best, metrics={"train": asdict(train),
                                                           "val": asdict(val)})
 
-    def _train_step(self, batch: WindowBatch) -> None:
+    def _stop_asked(self) -> bool:
+        """``stop`` is set (on any rank: they stop at the same batch)."""
+        if self._ddp is None:
+            return self.stop.is_set()
+        return any_rank(self.stop.is_set(), self.device)
+
+    def _train_step(self, batch: WindowBatch, share: float = 1.0) -> None:
         with self._autocast():
-            out = self._net()(batch.x)
+            out = (self._ddp or self._net())(batch.x)
         terms = compute_loss(out, batch, self._weights, self._classes)
-        terms.total.backward()
+        (terms.total * share if share != 1.0 else terms.total).backward()
         gnorm = torch.nn.utils.clip_grad_norm_(self._params, self.train_config.grad_clip,
                                                foreach=True)
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         stats = terms.stats()
+        stats[_TOTAL] *= share
         stats[_GNORM] = gnorm.double()
         self._acc += stats
         flags = torch.cat([~torch.isfinite(terms.heads), ~torch.isfinite(gnorm).reshape(1)])
@@ -546,6 +571,10 @@ class Trainer:
 
     def _log(self) -> None:
         self._check_finite()
+        if self._ddp is not None:  # every rank's numbers: means averaged, counts summed
+            summed(self._acc)
+            self._acc[_TOTAL] /= self.world.size
+            self._acc[_GNORM] /= self.world.size
         vec = self._acc.tolist()  # the one host sync of this interval
         self._acc.zero_()
         now = time.monotonic()
@@ -654,12 +683,15 @@ class Trainer:
                 log.error("run %s: the failure could not be recorded in its history: %s",
                           self.run_id, history_error)
         try:
-            self.on_event(event)
+            if self.world.leader:
+                self.on_event(event)
         except Exception as report_error:
             raise report_error from exc
         return event
 
     def _emit(self, event: Event) -> None:
+        if not self.world.leader:
+            return
         if self._history is not None:
             self._history.append(event)  # recorded before it is reported
         self.on_event(event)
