@@ -112,3 +112,35 @@ def test_other_data_other_marks_and_extra_settings_are_refused(data, capsys, tmp
     broken.write_text('{"manifest_version": 1,\n "model": }')
     code, _, err = train(capsys, "--config", str(broken))
     assert code == 1 and f"run manifest {broken} is not valid JSON (line 2" in err
+
+
+def test_a_run_packed_for_a_cluster_trains_there_as_it_did_here(data, capsys, tmp_path,
+                                                                  monkeypatch):
+    _candles, path = data
+    code, out, err = train(capsys, "--source", f"csv:{path}", *TRAIN)
+    assert code == 0, err
+    run_id = run_id_of(out)
+    packed = tmp_path / "packed"
+    assert main(["runs", "export", run_id, "--for-cluster", str(packed), "--source",
+                 f"csv:{path}"]) == 0
+    said = capsys.readouterr().out
+    assert "1 marks" in said and "torchrun" in said
+    assert sorted(p.name for p in packed.iterdir()) == ["candles.csv.gz", "marks.json",
+                                                        "run.json", "train.sh"]
+    script = (packed / "train.sh").read_text()
+    assert "workstation annotations import marks.json" in script
+    assert "-m workstation train --config run.json --source csv:candles.csv.gz" in script
+    here = losses(run_id)
+
+    monkeypatch.setenv("WORKSTATION_HOME", str(tmp_path / "cluster"))  # another machine
+    assert main(["annotations", "import", str(packed / "marks.json")]) == 0
+    code, out, err = train(capsys, "--config", str(packed / "run.json"), "--source",
+                           f"csv:{packed / 'candles.csv.gz'}", "--symbol", "ETH/USDT", "--json")
+    assert code == 0, err
+    assert losses(run_id_of(out)) == here  # the same run, from the packed folder alone
+
+    code, out, err = train(capsys, "--source", "demo", "--seq-len", "16", "--batch-size", "16",
+                           "--epochs", "1", "--threads", "1", "--max-candles", "600", "--json")
+    assert code == 0, err
+    assert main(["runs", "export", run_id_of(out), "--for-cluster", str(tmp_path / "d")]) == 1
+    assert "trained on demo candles" in capsys.readouterr().err

@@ -30,6 +30,12 @@ def register(sub) -> None:
                         help="write TensorBoard event files into DIR/RUN/")
     export.add_argument("--csv", metavar="FILE",
                         help="write one row per recorded batch and epoch to FILE")
+    export.add_argument("--for-cluster", metavar="DIR",
+                        help="pack the run's manifest, candles and marks into DIR with a "
+                             "train.sh that starts it under torchrun")
+    export.add_argument("--source", help="with --for-cluster: where the run's candles are "
+                                         "(default: the source it trained on; csv:FILE for a "
+                                         "file)")
     export.set_defaults(func=run_export)
 
 
@@ -91,11 +97,39 @@ def _cannot_write(what: str, where: str, exc: OSError) -> WorkstationError:
     return WorkstationError(f"cannot write {what} to {where}: {reason}")
 
 
+def _for_cluster(args) -> None:
+    from ..market.sources import load_series
+    from ..ml.handoff import SCRIPT_FILE, pack_for_cluster
+    from ..ml.job import market_annotations
+    from ..ml.manifest import read_manifest, series_of
+    from ..paths import app_paths
+
+    run_dir = _run_dir(args.run)
+    manifest = read_manifest(run_dir)
+    series = series_of(manifest)
+    candles, _key = load_series(args.source or series.source, series.symbol, series.timeframe)
+    marks = (market_annotations(app_paths().annotations_db, series.market)
+             if manifest["labels"].get("sha256") else [])
+    try:
+        packed = pack_for_cluster(run_dir, Path(args.for_cluster), candles, marks)
+    except OSError as exc:
+        raise _cannot_write("the packed run", args.for_cluster, exc) from None
+    print(f"packed run {args.run} into {packed.folder}: {packed.candles:,} candles, "
+          f"{packed.marks} marks, its manifest and {SCRIPT_FILE}. On the cluster, in that "
+          f"folder (NNODES, NPROC and RDZV set as needed): sh {SCRIPT_FILE}, which runs:\n"
+          f"  {packed.command}")
+
+
 def run_export(args) -> int:
     from ..ml.history import export_csv, read_history
 
-    if not args.tensorboard and not args.csv:
-        raise WorkstationError("say where to export: --tensorboard DIR and/or --csv FILE")
+    if not args.tensorboard and not args.csv and not args.for_cluster:
+        raise WorkstationError("say where to export: --tensorboard DIR, --csv FILE and/or "
+                               "--for-cluster DIR")
+    if args.for_cluster:
+        _for_cluster(args)
+        if not args.tensorboard and not args.csv:
+            return 0
     history = read_history(_run_dir(args.run))  # a damaged history: the error names the line
     if args.csv:
         try:
