@@ -542,3 +542,20 @@ def test_each_head_is_the_mean_over_its_own_targets_and_class_weights_count_rare
     assert weighted.heads[HEADS.index("candle")] == pytest.approx(float(manual), rel=1e-5)
     assert float(weighted.total) == pytest.approx(float((weighted.heads
                                                          * head_weights(spec, "cpu")).sum()))
+
+
+def test_a_compiled_training_step_gives_the_eager_steps_losses():
+    from workstation.ml.events import Compiling
+
+    # aot_eager: torch.compile's graph capture and AOT autograd without a C++ compiler (the
+    # inductor backend, the default on CUDA, takes ~25 s to compile even the tiny model here)
+    _, eager, plain = train(tc=train_config(compile="off"))
+    _, compiled, traced = train(tc=train_config(compile="on", compile_backend="aot_eager"))
+    assert eager.status == compiled.status == "completed"
+    assert not plain.of(Compiling) and [e.backend for e in traced.of(Compiling)] == ["aot_eager"]
+    a, b = plain.losses(), traced.losses()
+    assert a.keys() == b.keys() and len(a) > 5
+    np.testing.assert_allclose(list(b.values()), list(a.values()), rtol=1e-5)
+    assert not TrainConfig().compiles_on("cpu") and TrainConfig().compiles_on("cuda")
+    with pytest.raises(WorkstationError, match="compile must be one of auto, on, off"):
+        TrainConfig(compile="sometimes")

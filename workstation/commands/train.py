@@ -19,7 +19,15 @@ import threading
 
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
-from ..ml.events import BatchEnd, CheckpointSaved, EpochEnd, Failed, Finished, RunStarted
+from ..ml.events import (
+    BatchEnd,
+    CheckpointSaved,
+    Compiling,
+    EpochEnd,
+    Failed,
+    Finished,
+    RunStarted,
+)
 from ..ml.job import TrainingRequest
 from ..ml.manifest import check_candles, check_labels, read_manifest, series_of
 from ..ml.scoring import describe
@@ -67,6 +75,8 @@ def register(sub) -> None:
                    help="candles around each trade that count as reviewed (default 10)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
+    p.add_argument("--compile", choices=("auto", "on", "off"), default=None,
+                   help="torch.compile the training step (default auto: on CUDA only)")
     p.add_argument("--threads", type=int, default=None,
                    help="CPU threads (default: cores - 1, at most 2)")
     p.add_argument("--resume", metavar="RUN",
@@ -126,6 +136,9 @@ class _Report:
                             f"{_accuracies(event.train)}")
                 say(f"  validation loss {_num(event.val.loss)}, "
                             f"{_accuracies(event.val)}" + (" [best]" if event.is_best else ""))
+            case Compiling():
+                say(f"compiling the training step (torch.compile, {event.backend}): the "
+                    f"first steps take longer")
             case CheckpointSaved():
                 say(f"  checkpoint ({event.reason}): {event.path}")
             case Finished():
@@ -146,7 +159,8 @@ def _flat_band(args) -> str | None:
 
 _SETTING_FLAGS = ("preset", "epochs", "batch_size", "seq_len", "lr", "stride", "val_fraction",
                   "log_every", "dropout", "flat_band", "flat_k", "flat_bps", "trend_horizon",
-                  "trend_flat_bps", "review_margin", "seed", "threads", "resume", "max_candles")
+                  "trend_flat_bps", "review_margin", "seed", "threads", "resume", "max_candles",
+                  "compile")
 _SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations")
 
 
@@ -159,7 +173,7 @@ def _request(args) -> TrainingRequest:
         train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
                          "window_stride": args.stride, "val_fraction": args.val_fraction,
                          "log_every": args.log_every, "seed": args.seed,
-                         "cpu_threads": args.threads},
+                         "cpu_threads": args.threads, "compile": args.compile},
         target_overrides={"flat_band": _flat_band(args), "candle_flat_k": args.flat_k,
                           "trend_flat_k": args.flat_k, "candle_flat_bps": args.flat_bps,
                           "trend_horizon": args.trend_horizon,

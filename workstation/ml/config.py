@@ -96,6 +96,9 @@ def preset_config(name: str, **overrides) -> TradingTransformerConfig:
     return replace(PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})
 
 
+COMPILE_CHOICES = ("auto", "on", "off")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     epochs: int = 10
@@ -113,6 +116,8 @@ class TrainConfig:
     seed: int = 0
     cpu_threads: int = CPU_THREADS
     mixed_precision: bool = True  # bf16 autocast on CUDA (the CPU always trains in fp32)
+    compile: str = "auto"  # torch.compile the training forward: on, off, or auto (on CUDA)
+    compile_backend: str = "inductor"  # torch.compile's backend ("aot_eager": no compiler)
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "log_every"):
@@ -122,6 +127,13 @@ class TrainConfig:
             raise WorkstationError(f"learning rate must be a positive number, got {self.lr!r}")
         if self.warmup_steps < 0 or not self.grad_clip > 0:
             raise WorkstationError("warmup_steps must be >= 0 and grad_clip > 0")
+        if self.compile not in COMPILE_CHOICES:
+            raise WorkstationError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got "
+                                   f"{self.compile!r}")
+
+    def compiles_on(self, device_type: str) -> bool:
+        """Whether the training forward is compiled on a device of ``device_type``."""
+        return self.compile == "on" or (self.compile == "auto" and device_type == "cuda")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -264,6 +264,14 @@ class LiveEnded:
     accuracy: dict[str, LiveAccuracy] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Compiling(Event):
+    """The training forward is being compiled (``torch.compile`` with ``backend``): the
+    first steps take longer."""
+
+    backend: str
+
+
 # -- walk-forward evaluation --------------------------------------------------------------------
 @dataclass(frozen=True)
 class FoldStarted:

@@ -53,6 +53,7 @@ from .distributed import World, any_rank, join, leave, shard, summed
 from .events import (
     BatchEnd,
     CheckpointSaved,
+    Compiling,
     EpochEnd,
     Event,
     Failed,
@@ -306,6 +307,8 @@ class Trainer:
         self.manifest = dict(manifest, run_id=run_id) if manifest is not None else None
         self.model: TradingTransformer | None = None  # built by run(), on its thread
         self._ddp = None  # its DistributedDataParallel copy under torchrun (``distributed``)
+        # what a training step calls: the model, its DDP or compiled copy (set up by _setup)
+        self._forward: Callable[[torch.Tensor], ModelOutput] | None = None
         self._claim: ModelClaim | None = None
         self.split: TimeSplit = split_by_time(
             len(data), model_config.seq_len, train_config.val_fraction,
@@ -459,6 +462,10 @@ class Trainer:
             val_windows=self._val_windows.n_windows, steps_per_epoch=self.steps_per_epoch,
             total_steps=self.total_steps, start_step=self.step,
             resumed_from=str(self.resume_from.path) if self.resume_from is not None else None))
+        self._forward = self._ddp or model
+        if tc.compiles_on(device.type):
+            self._forward = torch.compile(self._forward, backend=tc.compile_backend)
+            self._emit(Compiling(self.run_id, backend=tc.compile_backend))
 
     def _restore(self, loaded) -> None:
         from .checkpoints import apply_weights
@@ -540,7 +547,8 @@ class Trainer:
 
     def _train_step(self, batch: WindowBatch, share: float = 1.0) -> None:
         with self._autocast():
-            out = (self._ddp or self._net())(batch.x)
+            assert self._forward is not None
+            out = self._forward(batch.x)
         terms = compute_loss(out, batch, self._weights, self._classes)
         (terms.total * share if share != 1.0 else terms.total).backward()
         gnorm = torch.nn.utils.clip_grad_norm_(self._params, self.train_config.grad_clip,

@@ -60,6 +60,7 @@ from ...ml.device import DeviceChoice
 from ...ml.events import (
     BatchEnd,
     CheckpointSaved,
+    Compiling,
     EpochEnd,
     EvaluationFinished,
     Failed,
@@ -103,7 +104,8 @@ from .worker import (
 )
 
 log = logging.getLogger(__name__)
-STATES = ("idle", "preparing", "training", "live", "evaluating", "stopping", "failed")
+STATES = ("idle", "preparing", "compiling", "training", "live", "evaluating", "stopping",
+          "failed")
 WARMUP_DELAY_MS = 400  # after the window has shown (torch import would slow its start)
 _STATE_COLORS = {"idle": "#b2b5be", "preparing": "#f5a623", "training": "#26a69a",
                  "live": "#42a5f5", "evaluating": "#ab47bc", "stopping": "#f5a623",
@@ -454,7 +456,8 @@ class TrainingPanel(QWidget):
             self.detail_label.setText(detail)
             return
         self._show_state()
-        active = state in ("preparing", "training", "live", "evaluating", "stopping") \
+        active = state in ("preparing", "compiling", "training", "live", "evaluating",
+                           "stopping") \
             and self.busy
         if active and not self.gauges.active:
             self.gauges.start()
@@ -831,6 +834,9 @@ class TrainingPanel(QWidget):
                                             f"/ {event.val_windows} validation windows"
                                             f"{resumed}")
                 self._epochs = event.train_config.get("epochs")
+            case Compiling():
+                self._set_state("compiling", f"compiling the training step (torch.compile, "
+                                             f"{event.backend}): the first steps take longer")
             case BatchEnd():
                 self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} · batch "
                                             f"{event.batch}/{event.batches_per_epoch} · step "

@@ -26,7 +26,7 @@ MODE_KEY = "training/workspace"
 GEOMETRY_KEY = "training/window_geometry"
 CURVES_KEY = "training/curves"  # [x axis, smoothing]
 WINDOW_SIZE = (1400, 860)
-FORWARD_STATES = ("training", "evaluating", "failed")
+FORWARD_STATES = ("compiling", "training", "evaluating", "failed")
 
 COMMANDS = (
     Command("view.training", "Chart / training workspace", ("F8",), "View",
