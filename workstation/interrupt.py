@@ -48,18 +48,26 @@ def _raise(signum, frame) -> None:
 
 
 @contextlib.contextmanager
-def signals_unwind() -> Iterator[None]:
-    """While inside (on the main thread), SIGINT raises ``Interrupted`` and SIGTERM
-    ``Terminated``; the previous handlers come back on leaving."""
+def _handling(handler) -> Iterator[None]:
+    """SIGINT and SIGTERM go to ``handler`` while inside (on the main thread only: signals
+    reach no other); the previous handlers come back on leaving."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.signal(s, _raise) for s in EXIT_STATUS}
+    previous = {s: signal.signal(s, handler) for s in EXIT_STATUS}
     try:
         yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+@contextlib.contextmanager
+def signals_unwind() -> Iterator[None]:
+    """While inside (on the main thread), SIGINT raises ``Interrupted`` and SIGTERM
+    ``Terminated``; the previous handlers come back on leaving."""
+    with _handling(_raise):
+        yield
 
 
 @dataclass
@@ -85,15 +93,8 @@ def signals_deferred() -> Iterator[StopRequest]:
         request.signum = request.signum or signum
         request.event.set()
 
-    if threading.current_thread() is not threading.main_thread():
+    with _handling(note):
         yield request
-        return
-    previous = {s: signal.signal(s, note) for s in EXIT_STATUS}
-    try:
-        yield request
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 @contextlib.contextmanager
@@ -110,9 +111,5 @@ def signals_stop(event: threading.Event,
             print(f"\n{message}", file=sys.stderr, flush=True)
         event.set()
 
-    previous = {s: signal.signal(s, stop) for s in EXIT_STATUS}
-    try:
+    with _handling(stop):
         yield request
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
