@@ -1,5 +1,5 @@
 """Data-parallel training under torchrun, on the CPU (gloo, two processes on two cores): the
-run follows the single-process run's losses, only rank 0 writes, and the desktop resumes it."""
+run follows the single-process run's losses, only rank 0 writes, and the window resumes it."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import sys
 import numpy as np
 
 from workstation.cli import main
-from workstation.market.csv_io import write_candles_csv
+from workstation.market.csv_io import read_candles_csv, write_candles_csv
 from workstation.market.demo import demo_candles
+from workstation.market.series import SeriesKey
 from workstation.ml.checkpoints import CheckpointStore
 from workstation.ml.history import read_history
 from workstation.ml.manifest import MANIFEST_NAME
+from workstation.ui.live_data import LiveData
 
 END = 1_700_000_040_000 - 1_700_000_040_000 % 60_000
 
@@ -30,7 +32,8 @@ def losses(run_id: str) -> list[float]:
     return [b["loss"] for b in read_history(CheckpointStore().run_dir(run_id)).batches]
 
 
-def test_two_processes_under_torchrun_follow_the_single_process_run(tmp_path, capsys):
+def test_two_processes_under_torchrun_follow_the_single_process_run(tmp_path, capsys, qtbot,
+                                                                    paths, make_dock):
     path = write_candles_csv(demo_candles(900, "1m", seed=2, end_ts=END), tmp_path / "eth.csv")
     assert main(["train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--seq-len", "16",
                  "--batch-size", "16", "--epochs", "2", "--threads", "1", "--seed", "1",
@@ -59,8 +62,14 @@ def test_two_processes_under_torchrun_follow_the_single_process_run(tmp_path, ca
         CheckpointStore().run_dir(run)).epochs] for run in (single, pair)]
     assert examples[0] == examples[1] and examples[0][0] > 0
 
-    # the desktop's single process resumes the cluster's run
-    assert main(["train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--resume", pair,
-                 "--epochs", "3", "--json"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert json.loads(out[-1])["run_id"] == pair and json.loads(out[-1])["status"] == "completed"
+    # the desktop's window resumes the cluster's run, in its single process
+    live = LiveData(paths.candle_cache)
+    live.candles = read_candles_csv(path, "1m")
+    live.key = SeriesKey("csv:eth.csv", "ETH/USDT", "1m")
+    panel = make_dock(live=live, epochs=3)
+    panel.resume_run(pair)
+    qtbot.waitUntil(lambda: panel.state in ("idle", "failed") and not panel.busy,
+                    timeout=120_000)
+    assert panel.state == "idle", panel.detail
+    history = read_history(CheckpointStore().run_dir(pair))
+    assert [e["epoch"] for e in history.epochs] == [0, 1, 2] and history.state == "completed"
