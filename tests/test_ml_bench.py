@@ -18,12 +18,16 @@ def test_bench_train_prints_one_json_object_per_case(capsys):
     cases = run_json(capsys, ["bench", "train", "--preset", "tiny", "--device", "cpu",
                               "--seq-len", "32", "--batch-size", "4", "--steps", "2",
                               "--warmup", "1", "--threads", "1", "--json"])
-    assert [c["case"] for c in cases] == ["reference", "optimized", "optimized+checkpointing"]
+    assert [c["case"] for c in cases] == ["reference", "optimized", "optimized+checkpointing",
+                                          "trainer"]
     for c in cases:
         assert c["device"] == "cpu" and c["preset"] == "tiny"
         for key in ("ms_per_step", "samples_per_s", "mfu", "peak_mem_mb", "activation_mb"):
             assert c[key] > 0 and math.isfinite(c[key]), key
         assert c["peak_kind"].startswith("fp32 matmul, CPU")
+        assert c["mfu_datasheet"] is None  # no datasheet peak for a CPU
+    assert cases[3]["compiled"] is False  # the Trainer compiles on CUDA only, by default
+    assert cases[3]["params"] == cases[1]["params"]
     assert cases[0]["speedup_vs_reference"] == 1.0
     assert cases[2]["activation_mb"] < cases[1]["activation_mb"]
 
@@ -31,7 +35,7 @@ def test_bench_train_prints_one_json_object_per_case(capsys):
 def test_bench_infer_reports_latency_percentiles(capsys):
     cases = run_json(capsys, ["bench", "infer", "--preset", "tiny", "--device", "cpu",
                               "--seq-len", "32", "--runs", "10", "--threads", "1", "--json"])
-    assert [c["case"] for c in cases] == ["reference", "infer", "infer+features"]
+    assert [c["case"] for c in cases] == ["reference", "infer", "infer+features", "predictor"]
     for c in cases:
         assert 0 < c["p50_ms"] <= c["p99_ms"] and c["samples_per_s"] > 0
         assert c["mfu"] > 0 and c["peak_mem_mb"] > 0

@@ -14,9 +14,15 @@ the case; on CPU the process peak RSS (a high-water mark of the whole run). ``ac
 is what one forward pass keeps alive for backward (tensors autograd saved, and the inputs
 checkpointed blocks recompute from; weights excluded), measured on both.
 
+``train`` also times ``trainer``: the product's own ``Trainer`` step (its model, loss,
+optimizer, autocast and, on CUDA by default, ``torch.compile``). Beside the measured peak,
+``mfu_datasheet`` is against the device's dense bf16 datasheet peak where it is known (989
+TFLOP/s for an H100 / H200 SXM); None on the CPU.
+
 ``infer`` cases: latency of one window's prediction (features already computed; input copied
-to the device and the outputs back), the same with the features computed from candles, and
-the reference model; p50 and p99 over ``--runs``.
+to the device and the outputs back), the same with the features computed from candles, the
+reference model, and ``predictor``: the product's own live ``Predictor`` (features, window,
+bf16 on CUDA, every head's probabilities back on the host); p50 and p99 over ``--runs``.
 """
 
 from __future__ import annotations
@@ -30,14 +36,16 @@ from . import report
 # torch is imported inside the functions: the CLI imports every bench module to build its
 # parser, and `workstation --help` should not wait for torch.
 
-_DEFAULT_BATCH = {"tiny": 64, "small": 64, "base": 64, "large": 32}
+_DEFAULT_BATCH = {"tiny": 64, "small": 64, "base": 64, "large": 64}
+# dense bf16 peaks from the datasheets (FLOP/s), by a name torch.cuda.get_device_name contains
+_DATASHEET_BF16 = (("H200", 989e12), ("H100", 989e12), ("A100", 312e12), ("L40S", 362e12))
 
 
 def register(bench_sub) -> None:
     train = bench_sub.add_parser("train", help="training step speed, MFU and memory of the "
                                                "transformer vs. a naive reference")
     _common(train)
-    train.add_argument("--batch-size", type=int, help="windows per step (default 64; large 32)")
+    train.add_argument("--batch-size", type=int, help="windows per step (default 64)")
     train.add_argument("--steps", type=int, default=10, help="timed steps per case (10)")
     train.add_argument("--warmup", type=int, default=3, help="untimed steps first (3)")
     train.set_defaults(func=run_train)
@@ -107,6 +115,16 @@ def matmul_peak(device) -> tuple[float, str]:
     return 2.0 * n ** 3 / best, kind
 
 
+def datasheet_peak(device) -> float | None:
+    """The device's dense bf16 peak from its datasheet (None: a CPU, or a GPU not listed)."""
+    if device.type != "cuda":
+        return None
+    import torch
+
+    name = torch.cuda.get_device_name(device)
+    return next((peak for key, peak in _DATASHEET_BF16 if key in name), None)
+
+
 def random_batch(batch: int, config, device):
     import torch
 
@@ -172,19 +190,68 @@ def _train_case(name: str, args, device, config, peak: float, peak_kind: str) ->
     reset_peak_memory(device)
     seconds = _median_step_seconds(step, args.steps, device)
     mem = memory_stats(device)
-    tokens = args.batch_size * config.seq_len
+    return _step_case(name, args, device, model, seconds, mem, peak, peak_kind,
+                      _activation_mb(model, batch.x, autocast))
+
+
+def _step_case(name, args, device, model, seconds, mem, peak, peak_kind, activation_mb):
+    tokens = args.batch_size * model.config.seq_len
+    flops = step_flops(model, tokens) / seconds
+    datasheet = datasheet_peak(device)
     return {
         "case": name, "device": str(device), "preset": args.preset,
-        "batch_size": args.batch_size, "seq_len": config.seq_len, "params": model.n_params(),
-        "ms_per_step": seconds * 1000, "samples_per_s": args.batch_size / seconds,
-        "tokens_per_s": tokens / seconds,
-        "mfu": step_flops(model, tokens) / seconds / peak,
-        "peak_tflops": peak / 1e12, "peak_kind": peak_kind,
+        "batch_size": args.batch_size, "seq_len": model.config.seq_len,
+        "params": model.n_params(), "ms_per_step": seconds * 1000,
+        "samples_per_s": args.batch_size / seconds, "tokens_per_s": tokens / seconds,
+        "mfu": flops / peak, "peak_tflops": peak / 1e12, "peak_kind": peak_kind,
+        "mfu_datasheet": flops / datasheet if datasheet else None,
+        "datasheet_tflops": datasheet / 1e12 if datasheet else None,
         "peak_mem_mb": mem.peak_mb,
         "peak_mem_kind": "torch max_memory_allocated" if device.type == "cuda"
         else "process peak RSS",
-        "activation_mb": _activation_mb(model, batch.x, autocast),
+        "activation_mb": activation_mb,
     }
+
+
+def _trainer_case(args, device, config, peak: float, peak_kind: str) -> dict:
+    """The product's own ``Trainer`` step (its model, loss, optimizer, autocast and, on CUDA
+    by default, ``torch.compile``) on real-shaped demo windows."""
+    import threading
+
+    import torch
+
+    from ..market.demo import demo_candles
+    from ..ml.config import TrainConfig
+    from ..ml.dataset import TrainingData
+    from ..ml.device import memory_stats, reset_peak_memory, synchronize
+    from ..ml.trainer import Trainer
+
+    n = max(4 * config.seq_len * args.batch_size // 8, 20 * config.seq_len)
+    data = TrainingData.from_candles(demo_candles(n, "1m", seed=0, end_ts=1_700_000_000_000))
+    trainer = Trainer(config, TrainConfig(batch_size=args.batch_size, cpu_threads=args.threads,
+                                          window_stride=max(1, config.seq_len // 8)),
+                      data, device, on_event=lambda event: None, stop=threading.Event(),
+                      provenance="DEMO (simulated market) bench")
+    trainer._setup()
+    trainer.begin_steps()
+    starts = trainer._train_windows.starts(0, seed=0).to(device)[:args.batch_size]
+    batch = trainer.series.gather(starts, config.seq_len)
+
+    def step():
+        trainer._train_step(batch)
+
+    for _ in range(args.warmup):  # on CUDA this includes torch.compile's compilation
+        step()
+    synchronize(device)
+    reset_peak_memory(device)
+    seconds = _median_step_seconds(step, args.steps, device)
+    mem = memory_stats(device)
+    autocast = trainer._autocast
+    torch.manual_seed(0)
+    case = _step_case("trainer", args, device, trainer._net(), seconds, mem, peak, peak_kind,
+                      _activation_mb(trainer._net(), batch.x, autocast))
+    case["compiled"] = trainer._forward is not trainer._net()
+    return case
 
 
 def _median_step_seconds(step, steps: int, device) -> float:
@@ -222,10 +289,17 @@ def run_train(args) -> int:
         config = preset_config(args.preset, seq_len=args.seq_len,
                                use_gradient_checkpointing=checkpointing)
         cases.append(_train_case(name, args, device, config, peak, peak_kind))
+    cases.append(_trainer_case(args, device, preset_config(args.preset, seq_len=args.seq_len),
+                               peak, peak_kind))
+    datasheet = datasheet_peak(device)
+    sheet = (f"; datasheet {datasheet / 1e12:.0f} TFLOP/s dense bf16" if datasheet else
+             "; no datasheet peak for this device")
     return _finish(cases, "ms_per_step", args.json,
-                   ("ms_per_step", "samples_per_s", "mfu", "peak_mem_mb", "activation_mb"),
+                   ("ms_per_step", "samples_per_s", "mfu", "mfu_datasheet", "peak_mem_mb",
+                    "activation_mb"),
                    f"{args.preset} on {device}, batch {args.batch_size} x "
-                   f"{cases[0]['seq_len']} candles; peak {peak / 1e12:.2f} TFLOP/s ({peak_kind})")
+                   f"{cases[0]['seq_len']} candles; measured peak {peak / 1e12:.2f} TFLOP/s "
+                   f"({peak_kind}){sheet}")
 
 
 def _latencies(fn, runs: int, device) -> list[float]:
@@ -296,6 +370,24 @@ def run_infer(args) -> int:
             "peak_tflops": peak / 1e12, "peak_kind": peak_kind,
             "peak_mem_mb": memory_stats(device).peak_mb,
         })
+    from ..ml.online import Predictor
+    from ..ml.targets import TargetSpec
+
+    torch.manual_seed(0)
+    product = Predictor(config, spec, TargetSpec(), device)  # bf16 on CUDA, as live mode
+    reset_peak_memory(device)
+    times = _latencies(lambda: product.predict(candles), args.runs, device)
+    q = statistics.quantiles(times, n=100, method="inclusive")
+    mean_s = statistics.fmean(times) / 1000
+    cases.append({
+        "case": "predictor", "device": str(device), "preset": args.preset,
+        "seq_len": config.seq_len, "runs": args.runs,
+        "p50_ms": statistics.median(times), "p99_ms": q[98], "max_ms": max(times),
+        "samples_per_s": 1.0 / mean_s,
+        "mfu": step_flops(product.model, config.seq_len) / 3 / mean_s / peak,
+        "peak_tflops": peak / 1e12, "peak_kind": peak_kind,
+        "peak_mem_mb": memory_stats(device).peak_mb,
+    })
     return _finish(cases, "p50_ms", args.json,
                    ("p50_ms", "p99_ms", "samples_per_s", "peak_mem_mb", "mfu"),
                    f"{args.preset} on {device}, one window of {config.seq_len} candles; peak "

@@ -233,7 +233,9 @@ class Predictor:
         start = max(0, n - seq_len - self.feature_spec.warmup)
         feats = make_features(candles.slice(start, n), self.feature_spec)[-seq_len:]
         x = torch.from_numpy(np.ascontiguousarray(feats))[None].to(self.device)
-        with torch.no_grad():
+        bf16 = torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda" \
+            else contextlib.nullcontext()  # bf16 on CUDA, as training; fp32 on the CPU
+        with torch.no_grad(), bf16:
             out = self.model(x)
             candle = torch.softmax(out.candle_logits[0, -1], -1).double().cpu().numpy()
             trend = torch.softmax(out.trend_logits[0, -1], -1).double().cpu().numpy()

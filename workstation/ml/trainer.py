@@ -492,10 +492,7 @@ class Trainer:
     def _train(self) -> None:
         tc, seq_len = self.train_config, self.model_config.seq_len
         dev = self.device
-        self._acc = torch.zeros(_STATS, dtype=torch.float64, device=dev)
-        self._bad_step = torch.full((1,), -1, dtype=torch.int64, device=dev)
-        self._bad_flags = torch.zeros(len(HEADS) + 1, dtype=torch.bool, device=dev)
-        self._step_t = torch.full((1,), self.step, dtype=torch.int64, device=dev)
+        self.begin_steps()
         while self.epoch < tc.epochs:
             epoch_started = time.monotonic()
             starts = self._train_windows.starts(self.epoch, seed=tc.seed).to(dev)
@@ -538,6 +535,14 @@ class Trainer:
                                 memory=memory_stats(dev), is_best=is_best))
             self._save("epoch", is_best=is_best, metrics={"train": asdict(train),
                                                           "val": asdict(val)})
+
+    def begin_steps(self) -> None:
+        """The device-side tallies that training steps add to (after ``_setup``)."""
+        dev = self.device
+        self._acc = torch.zeros(_STATS, dtype=torch.float64, device=dev)
+        self._bad_step = torch.full((1,), -1, dtype=torch.int64, device=dev)
+        self._bad_flags = torch.zeros(len(HEADS) + 1, dtype=torch.bool, device=dev)
+        self._step_t = torch.full((1,), self.step, dtype=torch.int64, device=dev)
 
     def _stop_asked(self) -> bool:
         """``stop`` is set (on any rank: they stop at the same batch)."""
