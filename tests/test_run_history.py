@@ -447,7 +447,8 @@ def test_export_errors_are_one_line_naming_what_is_wrong(cli_run, tmp_path, caps
     cases = [
         (["runs", "export", "20990101-000000-000-ffff", "--csv", str(tmp_path / "x.csv")],
          "no such run"),
-        (["runs", "export", run_dir.name], "--tensorboard DIR and/or --csv FILE"),
+        (["runs", "export", run_dir.name],
+         "--tensorboard DIR, --csv FILE and/or --for-cluster DIR"),
         (["runs", "export", run_dir.name, "--csv", str(blocker / "x.csv")],
          f"cannot write the CSV file to {blocker / 'x.csv'}"),
         (["runs", "export", run_dir.name, "--tensorboard", str(blocker)],
