@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -101,11 +102,21 @@ def damage_found(conn: sqlite3.Connection) -> str | None:
     return None if problem == "ok" else " ".join(str(problem).split())
 
 
-def make_durable(conn: sqlite3.Connection) -> None:
+def make_durable(conn: sqlite3.Connection, wait_s: float = 10.0) -> None:
     """Foreign keys on, WAL journal, ``synchronous=FULL``: each committed transaction
-    survives a crash or a power cut, and a killed process leaves the file as it was."""
+    survives a crash or a power cut, and a killed process leaves the file as it was. Setting
+    the journal mode can be refused as "locked" at once, without SQLite's busy wait, while
+    other processes open the same new file: it is asked again for up to ``wait_s``."""
     conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA journal_mode = WAL")
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
     conn.execute("PRAGMA synchronous = FULL")
 
 

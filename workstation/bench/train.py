@@ -213,29 +213,30 @@ def _step_case(name, args, device, model, seconds, mem, peak, peak_kind, activat
     }
 
 
-def _trainer_case(args, device, config, peak: float, peak_kind: str) -> dict:
-    """The product's own ``Trainer`` step (its model, loss, optimizer, autocast and, on CUDA
-    by default, ``torch.compile``) on real-shaped demo windows."""
+def _trainer_case(args, device, peak: float, peak_kind: str) -> dict:
+    """The product's own ``Trainer`` step as ``ml.job`` builds it (its model, loss, optimizer,
+    autocast and, on CUDA by default, ``torch.compile``) on real-shaped demo windows."""
     import threading
 
-    import torch
-
     from ..market.demo import demo_candles
-    from ..ml.config import TrainConfig
-    from ..ml.dataset import TrainingData
+    from ..market.series import SeriesKey
+    from ..ml import job
     from ..ml.device import memory_stats, reset_peak_memory, synchronize
-    from ..ml.trainer import Trainer
 
-    n = max(4 * config.seq_len * args.batch_size // 8, 20 * config.seq_len)
-    data = TrainingData.from_candles(demo_candles(n, "1m", seed=0, end_ts=1_700_000_000_000))
-    trainer = Trainer(config, TrainConfig(batch_size=args.batch_size, cpu_threads=args.threads,
-                                          window_stride=max(1, config.seq_len // 8)),
-                      data, device, on_event=lambda event: None, stop=threading.Event(),
-                      provenance="DEMO (simulated market) bench")
+    plan = job.plan(job.TrainingRequest(
+        preset=args.preset, model_overrides={"seq_len": args.seq_len},
+        train_overrides={"batch_size": args.batch_size, "cpu_threads": args.threads},
+        device=str(device), use_annotations=False), None)
+    seq_len = plan.model_config.seq_len
+    n = (args.batch_size + 10) * seq_len + 20 * seq_len  # a batch of whole windows, and more
+    candles = demo_candles(n, "1m", seed=0, end_ts=1_700_000_000_000)
+    trainer = job.build(plan, candles, SeriesKey("demo", "DEMO/USDT", "1m"), store=None,
+                        annotations_db=None, on_event=lambda event: None,
+                        stop=threading.Event(), save=False).trainer
     trainer._setup()
     trainer.begin_steps()
     starts = trainer._train_windows.starts(0, seed=0).to(device)[:args.batch_size]
-    batch = trainer.series.gather(starts, config.seq_len)
+    batch = trainer.series.gather(starts, seq_len)
 
     def step():
         trainer._train_step(batch)
@@ -246,11 +247,10 @@ def _trainer_case(args, device, config, peak: float, peak_kind: str) -> dict:
     reset_peak_memory(device)
     seconds = _median_step_seconds(step, args.steps, device)
     mem = memory_stats(device)
-    autocast = trainer._autocast
-    torch.manual_seed(0)
-    case = _step_case("trainer", args, device, trainer._net(), seconds, mem, peak, peak_kind,
-                      _activation_mb(trainer._net(), batch.x, autocast))
-    case["compiled"] = trainer._forward is not trainer._net()
+    model = trainer._net()
+    case = _step_case("trainer", args, device, model, seconds, mem, peak, peak_kind,
+                      _activation_mb(model, batch.x, trainer._autocast))
+    case["compiled"] = trainer._forward is not model
     return case
 
 
@@ -289,8 +289,7 @@ def run_train(args) -> int:
         config = preset_config(args.preset, seq_len=args.seq_len,
                                use_gradient_checkpointing=checkpointing)
         cases.append(_train_case(name, args, device, config, peak, peak_kind))
-    cases.append(_trainer_case(args, device, preset_config(args.preset, seq_len=args.seq_len),
-                               peak, peak_kind))
+    cases.append(_trainer_case(args, device, peak, peak_kind))
     datasheet = datasheet_peak(device)
     sheet = (f"; datasheet {datasheet / 1e12:.0f} TFLOP/s dense bf16" if datasheet else
              "; no datasheet peak for this device")
