@@ -47,10 +47,19 @@ def _raise(signum, frame) -> None:
     raise Interrupted if signum == signal.SIGINT else Terminated
 
 
+def ignore_signals() -> None:
+    """From now on SIGINT and SIGTERM are ignored (on the main thread): for the moments
+    after a command has finished, so that a late signal cannot turn its result into an
+    interruption."""
+    if threading.current_thread() is threading.main_thread():
+        for s in EXIT_STATUS:
+            signal.signal(s, signal.SIG_IGN)
+
+
 @contextlib.contextmanager
-def _handling(handler) -> Iterator[None]:
+def _handling(handler, after=None) -> Iterator[None]:
     """SIGINT and SIGTERM go to ``handler`` while inside (on the main thread only: signals
-    reach no other); the previous handlers come back on leaving."""
+    reach no other); on leaving, the previous handlers come back (or ``after``)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -59,7 +68,7 @@ def _handling(handler) -> Iterator[None]:
         yield
     finally:
         for s, old in previous.items():
-            signal.signal(s, old)
+            signal.signal(s, old if after is None else after)
 
 
 @contextlib.contextmanager
@@ -83,17 +92,18 @@ class StopRequest:
 
 
 @contextlib.contextmanager
-def signals_deferred() -> Iterator[StopRequest]:
+def signals_deferred(then_ignore: bool = False) -> Iterator[StopRequest]:
     """While inside, SIGINT and SIGTERM are only noted (``signum``): for one short step that
     must finish once begun (an import's single transaction), so that a signal never leaves
-    "interrupted" said of work that was in fact done. The caller says what happened."""
+    "interrupted" said of work that was in fact done. The caller says what happened. With
+    ``then_ignore`` they stay ignored after it (the command's work is done)."""
     request = StopRequest(threading.Event())
 
     def note(signum, frame) -> None:
         request.signum = request.signum or signum
         request.event.set()
 
-    with _handling(note):
+    with _handling(note, signal.SIG_IGN if then_ignore else None):
         yield request
 
 

@@ -157,13 +157,14 @@ async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar
 def run_import(args) -> int:
     candles = read_candles_csv(args.file, args.timeframe)
     key = SeriesKey(args.source, args.symbol, args.timeframe)
-    with _cache() as cache, signals_deferred() as signalled:  # all of it, or (before) none
-        stored = cache.put(key, candles)
-    print(f"{key}: imported {stored} candles from {args.file} "
-          f"({format_ms(int(candles.ts[0]))} .. {format_ms(int(candles.ts[-1]))})")
-    if signalled.signum is not None:
-        print("workstation: the signal came while the candles were being stored; the import "
-              "was finished first", file=sys.stderr)
+    with signals_deferred(then_ignore=True) as signalled:  # all, or (before this) none
+        with _cache() as cache:
+            stored = cache.put(key, candles)
+        print(f"{key}: imported {stored} candles from {args.file} "
+              f"({format_ms(int(candles.ts[0]))} .. {format_ms(int(candles.ts[-1]))})")
+        if signalled.signum is not None:
+            print("workstation: the signal came while the candles were being stored; the "
+                  "import was finished first", file=sys.stderr)
     return 0
 
 

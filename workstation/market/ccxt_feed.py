@@ -282,9 +282,15 @@ class CcxtFeed:
     async def __aexit__(self, *exc) -> None:
         await self.close()
 
-    async def close(self) -> None:
-        """Close every connection of the exchange (safe to call twice)."""
-        await self.exchange.close()
+    async def close(self, timeout_s: float = 10.0) -> None:
+        """Close every connection of the exchange (safe to call twice), waiting at most
+        ``timeout_s``: a stop (Ctrl-C, SIGTERM) never hangs on a connection that will not
+        close."""
+        try:
+            await asyncio.wait_for(self.exchange.close(), timeout_s)
+        except TimeoutError:
+            log.warning("%s: its connections did not close within %.0f s; left to the "
+                        "process's end", self.exchange_id, timeout_s)
         self._set_state("closed", "exchange closed")
 
     async def _open(self) -> None:
