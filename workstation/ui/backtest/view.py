@@ -181,7 +181,8 @@ class BacktestView(QWidget):
         row.addWidget(left)
         row.addWidget(results, 1)
         self.signals.currentIndexChanged.connect(self._signals_changed)
-        self.refresh_signals()
+        self.signals.addItem("Your marked trades", ANNOTATIONS)  # the runs: when shown
+        self._signals_changed()
 
     @staticmethod
     def _spin(lo, hi, value, step, decimals, tip) -> QDoubleSpinBox:
@@ -425,16 +426,21 @@ class BacktestTab(QObject):
         self.view = view
         tabs.addTab(view, "Backtest")
         tabs.tabBar().setVisible(tabs.count() > 1)
+        # the saved runs are read when the view comes forward (F9 or its tab), not at start-up
+        tabs.currentChanged.connect(self._shown)
         self.actions = create_actions(window, {"view.backtest": self.toggle,
                                                "backtest.clear": view.clear_chart},
                                       Qt.ShortcutContext.WindowShortcut)
         self.actions.update(view.actions)
+
+    def _shown(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.view and not self.view.running:
+            self.view.refresh_signals()
 
     def toggle(self) -> None:
         if self.tabs.currentWidget() is self.view:
             self.tabs.setCurrentIndex(0)
             self.view.chart.take_focus()
         else:
-            self.view.refresh_signals()
-            self.tabs.setCurrentWidget(self.view)
+            self.tabs.setCurrentWidget(self.view)  # which lists the runs (``_shown``)
             self.view.signals.setFocus()
