@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ..errors import WorkstationError
 
 TIMEOUT_S = 300  # a rank that does not answer a collective within this fails the run
+TIMEOUT_VARIABLE = "WORKSTATION_RANK_TIMEOUT_S"  # overrides it (seconds), e.g. for slow disks
 
 
 @dataclass(frozen=True)
@@ -67,12 +68,28 @@ def join(world: World, device) -> None:
     if dist.is_initialized():
         return
     backend = "nccl" if getattr(device, "type", str(device)).startswith("cuda") else "gloo"
+    timeout = dt.timedelta(seconds=rank_timeout_s())
     try:
         dist.init_process_group(backend, rank=world.rank, world_size=world.size,
-                                timeout=dt.timedelta(seconds=TIMEOUT_S))
+                                timeout=timeout)
     except Exception as exc:  # whatever the rendezvous raises, said in words
         raise WorkstationError(f"rank {world.rank} of {world.size} could not join the other "
                                f"processes: {exc}") from exc
+
+
+def rank_timeout_s(environ=None) -> float:
+    """Seconds a rank waits for the others in one collective (``TIMEOUT_VARIABLE`` or 300)."""
+    environ = os.environ if environ is None else environ
+    text = environ.get(TIMEOUT_VARIABLE, "")
+    if not text:
+        return TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise WorkstationError(f"{TIMEOUT_VARIABLE}={text!r} is not a positive number of seconds")
+    return seconds
 
 
 def leave() -> None:

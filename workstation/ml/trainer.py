@@ -687,6 +687,9 @@ class Trainer:
         else:
             message = str(exc) if isinstance(exc, WorkstationError) else \
                 f"{type(exc).__name__}: {exc}"
+            if self._ddp is not None and not isinstance(exc, WorkstationError):
+                message = (f"rank {self.world.rank} of {self.world.size} lost the other "
+                           f"processes (one failed, hung or was stopped): {message}")
             event = Failed(self.run_id, message, tb, self.step, self.epoch,
                            self.batch if self.model is not None else None)
         if self._history is not None:
