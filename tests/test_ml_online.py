@@ -270,3 +270,34 @@ def test_a_checkpoint_of_other_features_or_settings_is_refused(change, reason):
     assert err.value.path == meta_path
     with pytest.raises(CheckpointError, match=reason):
         OnlineLearner(weights=loaded)
+
+
+def test_with_higher_timeframes_a_live_tail_predicts_as_the_whole_history_does():
+    """The live session offers ``window_candles`` (plus a margin) candles; with higher
+    timeframes on, the prediction from that tail is the full history's, bit for bit, and the
+    per-candle learner trains on the same rows."""
+    from workstation.ml.context import window_candles
+    from workstation.ml.features import FeatureSpec
+    from workstation.ml.live import TAIL_MARGIN
+
+    features = FeatureSpec(higher_timeframes=("15m", "1h"))
+    config = preset_config("tiny", seq_len=32, dropout=0.0, n_features=features.n_features)
+    torch.manual_seed(0)
+    predictor = Predictor(config, features, SPEC)
+    candles = demo_candles(9000, "1m", seed=8, end_ts=1_700_000_000_000)
+    tail = window_candles(features, candles.timeframe, config.seq_len) + TAIL_MARGIN
+    for n in (6000, 7777, len(candles)):
+        whole = predictor.predict(candles.slice(0, n))
+        live = predictor.predict(candles.slice(n - tail, n))
+        assert live == whole
+    short = predictor.predict(candles.slice(len(candles) - 200, len(candles)))
+    assert short != whole  # 200 candles are too few for the hour's context: it differs
+
+
+def test_live_mode_refuses_a_model_that_reads_a_reference_asset():
+    from workstation.ml.features import FeatureSpec
+
+    features = FeatureSpec(reference="BTC/USDT")
+    config = preset_config("tiny", seq_len=32, n_features=features.n_features)
+    with pytest.raises(WorkstationError, match="cannot follow a reference asset yet"):
+        OnlineLearner(config, SPEC, feature_spec=features, train=True)

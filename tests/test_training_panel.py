@@ -259,3 +259,32 @@ def test_progress_relay_delivers_everything_at_most_20_times_a_second(qtbot):
     assert got == list(range(3000))
     assert relay.deliveries <= 20 * elapsed + 1
     assert relay.deliveries >= 2  # batches, not one delivery at the end
+
+
+def test_higher_timeframes_and_a_reference_asset_are_set_in_the_panel_and_recorded(
+        qtbot, make_dock):
+    from workstation.ml.checkpoints import CheckpointStore
+
+    dock = make_dock(epochs=1)
+    s = dock.settings
+    s.higher_timeframes.setText("15m, 1h")
+    s.reference.setText("btc/usdt")
+    dock.start_training()
+    run = dock.current_run_id
+    wait_idle(qtbot, dock)
+    assert dock.state == "idle", dock.detail
+    _model, features, _targets = CheckpointStore(dock.paths.checkpoints_dir).settings(run)
+    assert features.higher_timeframes == ("15m", "1h") and features.reference == "BTC/USDT"
+
+    s.higher_timeframes.clear()
+    s.reference.clear()
+    dock.restart_from(run)  # takes the run's recorded settings, these included
+    qtbot.waitUntil(lambda: dock.current_run_id != run, timeout=WAIT_MS)
+    assert s.higher_timeframes.text() == "15m,1h" and s.reference.text() == "BTC/USDT"
+    wait_idle(qtbot, dock)
+
+    s.reference.clear()
+    s.higher_timeframes.setText("1h,15m")
+    dock.start_training()
+    wait_idle(qtbot, dock)
+    assert dock.state == "failed" and "distinct and rising" in dock.detail

@@ -6,7 +6,7 @@ import json
 import sys
 
 from ..errors import WorkstationError
-from ..timeparse import format_ms
+from ..timeparse import format_ms, parse_time_ms
 from .flags import add_series_flags
 
 
@@ -27,6 +27,12 @@ def register(sub) -> None:
     predict.add_argument("--run", metavar="RUN", help="default: the newest run")
     predict.add_argument("--checkpoint", choices=("best", "latest"),
                          help="default: best if the run has one, else latest")
+    predict.add_argument("--at", metavar="TS",
+                         help="predict as of the candle that opens at TS (ISO time or epoch "
+                              "ms), from the data up to it only (default: the newest closed)")
+    predict.add_argument("--reference-source", metavar="SOURCE",
+                         help="where the run's reference asset's candles are, if it uses one "
+                              "(default: the series' own source)")
     predict.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N | auto")
     predict.add_argument("--json", action="store_true", help="print one JSON object")
     predict.set_defaults(func=run_predict)
@@ -125,8 +131,11 @@ def run_clear(args) -> int:
 
 def run_predict(args) -> int:
     from ..market.sources import load_series
+    from ..market.timeframes import parse_timeframe
     from ..ml.checkpoints import CheckpointStore
+    from ..ml.context import as_of, check_base, window_candles
     from ..ml.device import check_device_spec
+    from ..ml.job import load_reference
 
     device = check_device_spec(args.device)
     if args.run:
@@ -140,19 +149,28 @@ def run_predict(args) -> int:
                                    f"with `workstation train` (or give --run)")
     which = args.checkpoint or ("best" if store.has_checkpoint(run_id, "best") else "latest")
     model_config, feature_spec, _ = store.settings(run_id, which)  # no torch yet
-    need = model_config.seq_len + feature_spec.warmup
-    candles, key = load_series(args.source, args.symbol, args.timeframe, max_candles=need)
+    at = parse_time_ms(args.at) if args.at is not None else None
+    need = window_candles(feature_spec, parse_timeframe(args.timeframe), model_config.seq_len)
+    candles, key = load_series(args.source, args.symbol, args.timeframe,
+                               max_candles=None if at is not None else need)
+    check_base(feature_spec, candles.timeframe)
+    loaded_reference = load_reference(feature_spec, key, args.reference_source)
+    reference = loaded_reference.candles if loaded_reference is not None else None
+    if at is not None:
+        candles, reference = as_of(candles, at, reference)  # nothing after TS goes further
     # Every argument is checked and the candles are read: now load torch and the model.
     from ..ml.device import resolve_device
     from ..ml.online import Predictor
 
     loaded = store.load(run_id, which)
     predictor = Predictor.from_checkpoint(loaded, resolve_device(device))
-    prediction = predictor.predict(candles)
+    prediction = predictor.predict(candles, reference=reference)
     window = min(len(candles) - (0 if candles.last_closed else 1), predictor.config.seq_len)
     trained_on = loaded.meta.get("provenance") or "unknown data"
     if args.json:
         print(json.dumps({"series": key.provenance, "demo": key.is_demo, "run": run_id,
+                          "reference": loaded_reference.key.provenance
+                          if loaded_reference is not None else None,
                           "checkpoint": which, "step": loaded.step, "trained_on": trained_on,
                           "window": window, "prediction": prediction.to_dict()},
                          allow_nan=False))
@@ -168,6 +186,12 @@ def run_predict(args) -> int:
     print(f"  after the candle of {format_ms(p.ts)} (close {p.close:.6g}); window of "
           f"{window} of {predictor.config.seq_len} candles")
     print(f"  model: run {run_id} ({which}, step {loaded.step}), trained on {trained_on}")
+    if feature_spec.has_context:
+        context = [f"higher timeframes {', '.join(feature_spec.higher_timeframes)}"] \
+            if feature_spec.higher_timeframes else []
+        if loaded_reference is not None:
+            context.append(f"reference {loaded_reference.key.provenance}")
+        print(f"  also reads: {'; '.join(context)}")
     print(f"  next candle:            {probs(p.candle_probs)}  -> {p.candle_label} "
           f"(confidence {p.confidence * 100:.1f}%)")
     print(f"  trend over {p.trend_horizon:>2} candles:  {probs(p.trend_probs)}  -> "

@@ -25,7 +25,13 @@ from ..ml.job import TrainingRequest
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, end_open_line, say
-from .flags import add_cost_flags, add_series_flags, thresholds
+from .flags import (
+    add_context_flags,
+    add_cost_flags,
+    add_series_flags,
+    context_overrides,
+    thresholds,
+)
 
 
 def register(sub) -> None:
@@ -42,6 +48,7 @@ def register(sub) -> None:
     p.add_argument("--lr", type=float, default=None, help="peak learning rate (default 3e-4)")
     p.add_argument("--flat-band", choices=("volatility", "bps"), default=None,
                    help="flat moves: within k trailing volatilities (default) or fixed bps")
+    add_context_flags(p)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
     p.add_argument("--threads", type=int, default=None,
@@ -122,7 +129,8 @@ def _evaluate(args, stop: threading.Event) -> None:
         train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
                          "seed": args.seed, "cpu_threads": args.threads, "log_every": 50,
                          "window_stride": args.stride},
-        target_overrides={"flat_band": args.flat_band}, device=args.device,
+        target_overrides={"flat_band": args.flat_band},
+        feature_overrides=context_overrides(args), device=args.device,
         use_annotations=not args.no_annotations)
     if args.folds < 2:
         raise WorkstationError(f"--folds must be at least 2, got {args.folds}")
@@ -131,9 +139,10 @@ def _evaluate(args, stop: threading.Event) -> None:
     plan = job.plan(request, None)  # every argument checked; torch not loaded
     candles, key = load_series(args.source, args.symbol, args.timeframe,
                                max_candles=args.max_candles)
+    reference = job.load_reference(plan.feature_spec, key, args.reference_source)
     from ..ml.evaluation import EvaluationStopped, evaluate
 
-    data, labelled = job.training_data(plan, candles, key,
+    data, labelled = job.training_data(plan, candles, key, reference=reference,
                                        annotations_db=app_paths().annotations_db)
     say(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations of "
         f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"

@@ -18,6 +18,30 @@ def add_series_flags(parser, *, max_candles: bool = True) -> None:
                             help="use only the last N candles")
 
 
+def add_context_flags(parser) -> None:
+    """``--higher-timeframes``, ``--reference`` and ``--reference-source``: what the model sees
+    besides the series' own candles (``ml.context``)."""
+    parser.add_argument("--higher-timeframes", metavar="TF[,TF...]",
+                        help="also feed the last closed and the forming candle of these "
+                             "higher timeframes, resampled from the series (e.g. 15m,1h)")
+    parser.add_argument("--reference", metavar="SYMBOL",
+                        help="also feed a reference asset's candles at the same times (e.g. "
+                             "BTC/USDT); a missing one is masked, never filled in")
+    parser.add_argument("--reference-source", metavar="SOURCE",
+                        help="where the reference's candles are (default: the series' own "
+                             "source; a file series needs csv:FILE)")
+
+
+def context_overrides(args) -> dict:
+    """The ``FeatureSpec`` fields the context flags set (None: not given)."""
+    from ..ml.context import parse_higher_timeframes
+
+    if args.reference_source and not args.reference:
+        raise WorkstationError("--reference-source needs --reference SYMBOL")
+    return {"higher_timeframes": parse_higher_timeframes(args.higher_timeframes),
+            "reference": args.reference}
+
+
 def add_exchange_flags(parser) -> None:
     """``--ccxt-urls``, ``--ccxt-options`` and ``--remember-credentials``."""
     parser.add_argument("--ccxt-urls", metavar="JSON",

@@ -36,6 +36,9 @@ def register(sub) -> None:
     export.add_argument("--source", help="with --for-cluster: where the run's candles are "
                                          "(default: the source it trained on; csv:FILE for a "
                                          "file)")
+    export.add_argument("--reference-source", metavar="SOURCE",
+                        help="with --for-cluster: where the run's reference asset's candles "
+                             "are, if it read one (default: where it had them)")
     export.set_defaults(func=run_export)
 
 
@@ -108,10 +111,15 @@ def _for_cluster(args) -> None:
     manifest = read_manifest(run_dir)
     series = series_of(manifest)
     candles, _key = load_series(args.source or series.source, series.symbol, series.timeframe)
+    reference = None
+    if manifest.get("reference"):
+        ref = series_of(manifest, "reference")
+        reference, _key = load_series(args.reference_source or ref.source, ref.symbol,
+                                      ref.timeframe)
     marks = (market_annotations(app_paths().annotations_db, series.market)
              if manifest["labels"].get("sha256") else [])
     try:
-        packed = pack_for_cluster(run_dir, Path(args.for_cluster), candles, marks)
+        packed = pack_for_cluster(run_dir, Path(args.for_cluster), candles, marks, reference)
     except OSError as exc:
         raise _cannot_write("the packed run", args.for_cluster, exc) from None
     print(f"packed run {args.run} into {packed.folder}: {packed.candles:,} candles, "

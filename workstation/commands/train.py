@@ -33,7 +33,7 @@ from ..ml.manifest import check_candles, check_labels, read_manifest, series_of
 from ..ml.scoring import describe
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, say
-from .flags import add_series_flags
+from .flags import add_context_flags, add_series_flags, context_overrides
 
 _PROGRESS_LINE = 118
 
@@ -73,6 +73,7 @@ def register(sub) -> None:
                    help="weigh each class by the inverse of its share (rare classes count)")
     p.add_argument("--review-margin", type=int, default=None,
                    help="candles around each trade that count as reviewed (default 10)")
+    add_context_flags(p)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
     p.add_argument("--compile", choices=("auto", "on", "off"), default=None,
@@ -160,7 +161,7 @@ def _flat_band(args) -> str | None:
 _SETTING_FLAGS = ("preset", "epochs", "batch_size", "seq_len", "lr", "stride", "val_fraction",
                   "log_every", "dropout", "flat_band", "flat_k", "flat_bps", "trend_horizon",
                   "trend_flat_bps", "review_margin", "seed", "threads", "resume", "max_candles",
-                  "compile")
+                  "compile", "higher_timeframes", "reference")
 _SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations")
 
 
@@ -180,6 +181,7 @@ def _request(args) -> TrainingRequest:
                           "trend_flat_bps": args.trend_flat_bps,
                           "class_weights": args.class_weights or None,
                           "review_margin": args.review_margin},
+        feature_overrides=context_overrides(args),
         device=args.device, resume_run=args.resume, use_annotations=not args.no_annotations)
 
 
@@ -207,6 +209,19 @@ def _manifest(args) -> dict | None:
     return read_manifest(args.config)
 
 
+def _manifest_reference(manifest: dict, source: str | None):
+    """The reference candles a manifest's run used (None: it used none), from ``source`` or
+    where the run had them, refused unless they hash the same."""
+    from ..market.sources import load_series
+    from ..ml.job import Reference
+
+    if not manifest.get("reference"):
+        return None
+    series = series_of(manifest, "reference")
+    candles, key = load_series(source or series.source, series.symbol, series.timeframe)
+    return Reference(check_candles(manifest, candles, "reference"), key)
+
+
 def _train(args, stop: threading.Event):
     from ..market.sources import load_series
     from ..ml import job
@@ -221,6 +236,7 @@ def _train(args, stop: threading.Event):
         candles, key = load_series(args.source or series.source, args.symbol or series.symbol,
                                    args.timeframe or series.timeframe)
         candles = check_candles(manifest, candles)  # the very candles the run had
+        reference = _manifest_reference(manifest, args.reference_source)
         print(f"training again the run {manifest.get('run_id')} records: its settings, seed "
               f"and {len(candles):,} candles of {key.provenance}", file=sys.stderr)
     else:
@@ -231,7 +247,12 @@ def _train(args, stop: threading.Event):
                   file=sys.stderr)
         candles, key = load_series(args.source or "demo", args.symbol, args.timeframe or "1m",
                                    max_candles=args.max_candles)
+        reference = job.load_reference(training.feature_spec, key, args.reference_source)
+    if reference is not None:
+        print(f"reference asset: {len(reference.candles):,} candles of "
+              f"{reference.key.provenance}", file=sys.stderr)
     prepared = job.build(training, candles, key, store=store, save=not args.no_save,
+                         reference=reference,
                          annotations_db=app_paths().annotations_db,
                          on_event=_Report(args.json, training.train_config.epochs), stop=stop)
     if manifest is not None:

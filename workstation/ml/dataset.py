@@ -18,13 +18,13 @@ import numpy as np
 import torch
 
 from ..errors import WorkstationError
-from .features import N_FEATURES, FeatureSpec, make_features
+from .features import FeatureSpec, make_features
 from .targets import Targets, TargetSpec, make_targets
 
 
 @dataclass
 class TrainingData:
-    """Features ``float32 [N, N_FEATURES]`` and targets of one candle series."""
+    """Features ``float32 [N, feature_spec.n_features]`` and targets of one candle series."""
 
     features: np.ndarray
     targets: Targets
@@ -33,9 +33,10 @@ class TrainingData:
     ts: np.ndarray  # open times (int64 ms): the days scores are bootstrapped by
 
     def __post_init__(self) -> None:
-        if self.features.ndim != 2 or self.features.shape[1] != N_FEATURES:
+        width = self.feature_spec.n_features
+        if self.features.ndim != 2 or self.features.shape[1] != width:
             raise WorkstationError(f"features have shape {self.features.shape}, "
-                                   f"expected (N, {N_FEATURES})")
+                                   f"expected (N, {width})")
         if len(self.targets) != len(self.features) or len(self.ts) != len(self.features):
             raise WorkstationError(f"{len(self.targets)} targets and {len(self.ts)} times "
                                    f"for {len(self.features)} feature rows")
@@ -45,13 +46,13 @@ class TrainingData:
 
     @classmethod
     def from_candles(cls, candles, *, trader=None, feature_spec: FeatureSpec | None = None,
-                     target_spec: TargetSpec | None = None) -> TrainingData:
+                     target_spec: TargetSpec | None = None, reference=None) -> TrainingData:
         """Features and targets of ``candles``; ``trader`` (position and regime labels per
         candle, ``annotations.targets.TraderTargets``) from annotations, or None for masked
-        trader heads."""
+        trader heads; ``reference``: the reference asset's candles, if the features use one."""
         feature_spec = feature_spec or FeatureSpec()
         target_spec = target_spec or TargetSpec()
-        return cls(make_features(candles, feature_spec),
+        return cls(make_features(candles, feature_spec, reference),
                    make_targets(candles, target_spec, trader), feature_spec, target_spec,
                    np.asarray(candles.ts, dtype=np.int64))
 

@@ -16,7 +16,12 @@ Columns (``FEATURE_NAMES``):
 
 Trailing windows include candle ``t``; at the start of a series they average what exists.
 A series that starts ``spec.warmup`` or more candles before ``t`` gives exactly the same row
-``t`` as the full history, so a live window needs only its own candles plus ``warmup``.
+``t`` as the full history, so a live window needs only its own candles plus ``warmup``
+(``window_start`` says where a window must start when higher timeframes are on).
+
+Optional context (``ml.context``), after these columns: per higher timeframe the last
+*closed* higher candle's features and the forming one's aggregate of base candles so far; a
+reference asset's features at the same open time with an explicit mask (never forward-filled).
 """
 
 from __future__ import annotations
@@ -40,7 +45,10 @@ _DAY_MS = 86_400_000
 
 @dataclass(frozen=True)
 class FeatureSpec:
-    """Settings of :func:`make_features`; recorded in every checkpoint (``to_dict``)."""
+    """Settings of :func:`make_features`; recorded in every checkpoint (``to_dict``).
+    ``higher_timeframes`` ("15m", "1h", ...) and ``reference`` (a symbol such as "BTC/USDT";
+    where its candles come from is the run's data provenance, not a feature setting) add
+    context columns (``ml.context``)."""
 
     volatility_window: int = 60
     regime_window: int = 10
@@ -48,8 +56,15 @@ class FeatureSpec:
     min_volatility_bps: float = 0.1
     clip: float = 10.0
     version: int = FEATURES_VERSION
+    higher_timeframes: tuple[str, ...] = ()
+    reference: str = ""
 
     def __post_init__(self) -> None:
+        from .context import check_context
+
+        object.__setattr__(self, "higher_timeframes", tuple(self.higher_timeframes))
+        object.__setattr__(self, "reference", str(self.reference or "").strip().upper())
+        check_context(self)
         for name in ("volatility_window", "regime_window", "volume_window"):
             if int(getattr(self, name)) < 1:
                 raise WorkstationError(f"feature setting {name} must be >= 1, "
@@ -65,28 +80,37 @@ class FeatureSpec:
 
     @property
     def n_features(self) -> int:
-        return N_FEATURES
+        return len(self.names)
 
     @property
     def names(self) -> tuple[str, ...]:
-        return FEATURE_NAMES
+        from .context import context_names
+
+        return FEATURE_NAMES + context_names(self)
 
     @property
     def warmup(self) -> int:
-        """Candles before ``t`` that row ``t`` depends on (at most)."""
+        """Candles before ``t`` that row ``t`` of the candle columns depends on (at most)."""
         return max(self.volatility_window, self.regime_window, self.volume_window)
 
+    @property
+    def has_context(self) -> bool:
+        return bool(self.higher_timeframes or self.reference)
+
     def to_dict(self) -> dict:
-        return dict(asdict(self), names=list(FEATURE_NAMES))
+        data = dict(asdict(self), names=list(self.names))
+        data["higher_timeframes"] = list(self.higher_timeframes)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> FeatureSpec:
         """Inverse of ``to_dict``; a checkpoint from other features is a clear error."""
+        spec = settings_from_dict(cls, data, "feature settings", frozenset({"names"}))
         names = data.get("names")
-        if names is not None and tuple(names) != FEATURE_NAMES:
+        if names is not None and tuple(names) != spec.names:
             raise WorkstationError(f"these features ({', '.join(names)}) differ from the ones "
-                                   f"this Workstation computes ({', '.join(FEATURE_NAMES)})")
-        return settings_from_dict(cls, data, "feature settings", frozenset({"names"}))
+                                   f"this Workstation computes ({', '.join(spec.names)})")
+        return spec
 
 
 def trailing_mean(x: np.ndarray, window: int) -> np.ndarray:
@@ -101,9 +125,32 @@ def trailing_mean(x: np.ndarray, window: int) -> np.ndarray:
     return sums / counts
 
 
-def make_features(candles, spec: FeatureSpec | None = None) -> np.ndarray:
-    """``float32 [len(candles), N_FEATURES]`` for a ``Candles`` series; see the module docstring."""
+def make_features(candles, spec: FeatureSpec | None = None, reference=None) -> np.ndarray:
+    """``float32 [len(candles), spec.n_features]`` for a ``Candles`` series; ``reference``: the
+    reference asset's candles on the same timeframe when ``spec.reference`` is set. See the
+    module docstring."""
     spec = spec or FeatureSpec()
+    base = candle_features(candles, spec)
+    if not spec.has_context:
+        return base
+    from .context import context_features
+
+    return np.concatenate((base, context_features(candles, spec, reference)), axis=1)
+
+
+def volatility(candles, spec: FeatureSpec) -> np.ndarray:
+    """The trailing RMS log return (with the floor) that scales row ``t``'s returns."""
+    c = candles.close
+    if not len(c):
+        return np.zeros(0)
+    log_c = np.log(c)
+    square = np.concatenate(([np.log(candles.open[0]) - log_c[0]], np.diff(log_c))) ** 2
+    return np.sqrt(trailing_mean(square, spec.volatility_window)
+                   + (spec.min_volatility_bps * 1e-4) ** 2)
+
+
+def candle_features(candles, spec: FeatureSpec) -> np.ndarray:
+    """The ``FEATURE_NAMES`` columns of ``candles`` (``float32 [len, N_FEATURES]``)."""
     ts, o, h, l, c, v = candles.columns()
     n = len(ts)
     out = np.empty((n, N_FEATURES), dtype=np.float32)

@@ -30,6 +30,7 @@ from ..market.candles import Candles
 from ..market.series import MarketKey, SeriesKey
 from .checkpoints import CheckpointStore, ResumePoint, read_meta
 from .config import TradingTransformerConfig, TrainConfig, preset_config
+from .context import reference_span
 from .device import check_device_spec
 from .distributed import World
 from .features import FeatureSpec, make_features
@@ -45,13 +46,15 @@ if TYPE_CHECKING:
 class TrainingRequest:
     """How to train (see the module docstring). ``model_overrides`` and ``target_overrides``
     replace fields of the preset's model and of the default targets, ``train_overrides``
-    fields of ``TrainConfig`` (None values are ignored). With ``resume_run`` the run's own
-    settings apply and only ``epochs`` (the new total) is taken from ``train_overrides``."""
+    fields of ``TrainConfig`` and ``feature_overrides`` those of ``FeatureSpec`` (higher
+    timeframes, a reference asset; None values are ignored). With ``resume_run`` the run's
+    own settings apply and only ``epochs`` (the new total) is taken from ``train_overrides``."""
 
     preset: str = "tiny"
     model_overrides: dict = field(default_factory=dict)
     train_overrides: dict = field(default_factory=dict)
     target_overrides: dict = field(default_factory=dict)
+    feature_overrides: dict = field(default_factory=dict)
     device: str = "auto"
     resume_run: str | None = None
     use_annotations: bool = True
@@ -99,8 +102,10 @@ def plan(request: TrainingRequest, store: CheckpointStore | None) -> TrainingPla
         train = TrainConfig.from_dict(dict(
             meta["train_config"], epochs=train_overrides.get("epochs", point.total_epochs)))
         return TrainingPlan(request, model, train, features, targets, device, point)
-    model = preset_config(request.preset, **_given(request.model_overrides))
-    return TrainingPlan(request, model, TrainConfig(**train_overrides), FeatureSpec(),
+    features = FeatureSpec(**_given(request.feature_overrides))
+    model = preset_config(request.preset, **_given(request.model_overrides),
+                          n_features=features.n_features)
+    return TrainingPlan(request, model, TrainConfig(**train_overrides), features,
                         TargetSpec(**_given(request.target_overrides)), device)
 
 
@@ -171,25 +176,66 @@ def label_series(candles: Candles, series: SeriesKey, spec: TargetSpec, *,
                           market, labels)
 
 
+@dataclass(frozen=True)
+class Reference:
+    """A reference asset's candles (``key``: where they come from) for features that use one."""
+
+    candles: Candles
+    key: SeriesKey
+
+
+def load_reference(features: FeatureSpec, series: SeriesKey, source: str | None = None,
+                   loader=None) -> Reference | None:
+    """The reference asset's candles the features ask for (None: they use none), on the
+    series' timeframe, from ``source`` or else the series' own source (a file series needs
+    ``source``: another file). ``loader`` is ``market.sources.load_series``'s signature."""
+    if not features.reference:
+        return None
+    if source is None:
+        if series.source.startswith("csv"):
+            raise WorkstationError(f"the features use {features.reference} as a reference "
+                                   f"asset: name the file of its candles with "
+                                   f"--reference-source csv:FILE")
+        source = series.source
+    if loader is None:
+        from ..market.sources import load_series as loader
+    candles, key = loader(source, features.reference, series.timeframe)
+    return Reference(candles, key)
+
+
 def training_data(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
-                  annotations_db: Path | None) -> tuple[TrainingData, LabelledSeries]:
+                  annotations_db: Path | None, reference: Reference | None = None
+                  ) -> tuple[TrainingData, LabelledSeries]:
     """Features and every target of ``candles`` (closed candles of ``series``) as the plan's
     settings make them: what ``build`` trains on and what ``ml.evaluation`` evaluates."""
     from .dataset import TrainingData
 
+    check_reference(training.feature_spec, reference)
     labelled = label_series(candles, series, training.target_spec,
                             annotations_db=annotations_db,
                             use_annotations=training.request.use_annotations)
-    data = TrainingData(make_features(candles, training.feature_spec), labelled.targets,
+    data = TrainingData(make_features(candles, training.feature_spec,
+                                      reference.candles if reference else None),
+                        labelled.targets,
                         training.feature_spec, training.target_spec,
                         np.asarray(candles.ts, dtype=np.int64))
     return data, labelled
 
 
+def check_reference(features: FeatureSpec, reference: Reference | None) -> None:
+    """Refuse a reference the features do not use, or no reference where they use one."""
+    if features.reference and reference is None:
+        raise WorkstationError(f"the features use {features.reference} as a reference asset, "
+                               f"but its candles were not loaded")
+    if reference is not None and reference.key.symbol != features.reference:
+        raise WorkstationError(f"the reference candles are {reference.key.symbol}, the features "
+                               f"use {features.reference or 'none'}")
+
+
 def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
           store: CheckpointStore | None, annotations_db: Path | None, on_event: Callable,
-          stop: threading.Event, run_id: str | None = None, save: bool = True
-          ) -> PreparedRun:
+          stop: threading.Event, run_id: str | None = None, save: bool = True,
+          reference: Reference | None = None) -> PreparedRun:
     """The dataset, the trainer and the provenance of a planned run on ``candles`` (closed
     candles of ``series``); imports torch. Checkpoints go to ``store`` unless ``save`` is
     False (or there is no store); a resumed run is read from it."""
@@ -203,14 +249,18 @@ def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
         if store is None:
             raise WorkstationError("resuming a run needs its checkpoint store")
         loaded = store.load(training.resume.run_id)
-    data, labelled = training_data(training, candles, series, annotations_db=annotations_db)
+    data, labelled = training_data(training, candles, series, annotations_db=annotations_db,
+                                   reference=reference)
     world = World.from_environment()  # torchrun's, else one process
     manifest = make_manifest(world_size=world.size,
         run_id=None, model=training.model_config.to_dict(),
         training=training.train_config.to_dict(), features=training.feature_spec.to_dict(),
         targets=training.target_spec.to_dict(), use_annotations=request.use_annotations,
         device=training.device, series=series, candles=candles,
-        labels=labelled.labels_sha256, annotations=labelled.annotations)
+        labels=labelled.labels_sha256, annotations=labelled.annotations,
+        reference=(reference.key, reference_span(reference.candles, candles,
+                                                 training.feature_spec))
+        if reference is not None else None)
     trainer = Trainer(training.model_config, training.train_config, data, device,
                       on_event=on_event, stop=stop, checkpoints=store if save else None,
                       run_id=request.resume_run or run_id, series=series,

@@ -150,6 +150,7 @@ class LiveSession:
         self.stop = stop or threading.Event()
         self.processed: tuple[int, int] | None = None
         self.history: int | None = None  # known once the learner is built
+        self._tail: Callable[[Timeframe], int] | None = None  # candles offered, by timeframe
         self.outcome: LiveEnded | Failed | None = None
         self.run_id: str | None = None
         self.accuracy = RollingAccuracy()
@@ -166,7 +167,8 @@ class LiveSession:
         seen = self.processed
         if seen is not None and seen[0] == generation:
             at = min(max(candles.index_of(seen[1]), 0), n - 1)
-        return max(0, at - (self.history or 0) - TAIL_MARGIN)
+        need = self._tail(candles.timeframe) if self._tail is not None else 0
+        return max(0, at - need - TAIL_MARGIN)
 
     def offer(self, candles: Candles, generation: int) -> bool:
         """Hand the session the newest closed candles of series ``generation`` (views, no
@@ -235,8 +237,13 @@ class LiveSession:
         else:
             raise WorkstationError("live inference needs a trained model: train one first, "
                                    "or use live inference with per-candle training")
-        self.history = (learner.config.seq_len + learner.feature_spec.warmup
-                        + learner.replay_window + learner.target_spec.horizon + 1)
+        from .context import window_candles
+
+        rows = (learner.config.seq_len + learner.replay_window + learner.target_spec.horizon
+                + 1)
+        spec = learner.feature_spec
+        self._tail = lambda timeframe: window_candles(spec, timeframe, rows)  # higher frames
+        self.history = rows + spec.warmup  # set last: offers start once it is
         self.on_event(LiveReady(job.source_run, describe(device), job.train, self.history,
                                 learner.config.seq_len, learner.target_spec.horizon))
         return learner

@@ -59,8 +59,10 @@ def labels_sha256(position: np.ndarray, regime: np.ndarray, reviewed: np.ndarray
 def make_manifest(*, run_id: str | None, model: dict, training: dict, features: dict,
                   targets: dict, use_annotations: bool, device: str, series: SeriesKey,
                   candles: Candles, labels: str | None, annotations: int,
-                  world_size: int = 1) -> dict:
-    """The manifest of a run on ``candles`` of ``series`` (settings as their ``to_dict``)."""
+                  world_size: int = 1, reference: tuple[SeriesKey, Candles] | None = None
+                  ) -> dict:
+    """The manifest of a run on ``candles`` of ``series`` (settings as their ``to_dict``);
+    ``reference``: the reference asset's series and the span of its candles the run used."""
     import torch
 
     return {
@@ -70,14 +72,19 @@ def make_manifest(*, run_id: str | None, model: dict, training: dict, features: 
         "world_size": world_size,
         "code": {"workstation": __version__, "torch": torch.__version__,
                  "python": platform.python_version(), "numpy": np.__version__},
-        "data": {"series": series.to_dict(), "provenance": series.provenance,
-                 "candles": len(candles),
-                 "first_ts": int(candles.ts[0]) if len(candles) else None,
-                 "last_ts": int(candles.ts[-1]) if len(candles) else None,
-                 "sha256": candles_sha256(candles)},
+        "data": _data_section(series, candles),
+        "reference": _data_section(*reference) if reference is not None else None,
         "labels": {"market": str(series.market), "annotations": annotations,
                    "sha256": labels},
     }
+
+
+def _data_section(series: SeriesKey, candles: Candles) -> dict:
+    return {"series": series.to_dict(), "provenance": series.provenance,
+            "candles": len(candles),
+            "first_ts": int(candles.ts[0]) if len(candles) else None,
+            "last_ts": int(candles.ts[-1]) if len(candles) else None,
+            "sha256": candles_sha256(candles)}
 
 
 def write_manifest(run_dir: str | Path, manifest: dict) -> Path:
@@ -116,16 +123,18 @@ def read_manifest(path: str | Path) -> dict:
     return manifest
 
 
-def series_of(manifest: dict) -> SeriesKey:
+def series_of(manifest: dict, section: str = "data") -> SeriesKey:
+    """The series of the manifest's candles (``section`` "reference": of its reference's)."""
     try:
-        return SeriesKey.from_dict(manifest["data"]["series"])
+        return SeriesKey.from_dict(manifest[section]["series"])
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"the run manifest's series cannot be read: {exc}") from None
 
 
-def check_candles(manifest: dict, candles: Candles) -> Candles:
-    """The manifest's span of ``candles``, refused unless it is the very data the run had."""
-    data = manifest["data"]
+def check_candles(manifest: dict, candles: Candles, section: str = "data") -> Candles:
+    """The manifest's span of ``candles``, refused unless it is the very data the run had
+    (``section`` "reference": the reference asset's candles)."""
+    data = manifest[section]
     first, last = data.get("first_ts"), data.get("last_ts")
     if first is None or last is None:
         raise ManifestError("the run manifest records no candles")

@@ -46,6 +46,7 @@ from .checkpoints import (
     weight_problems,
 )
 from .config import TradingTransformerConfig
+from .context import window_start
 from .dataset import DeviceSeries, TrainingData
 from .features import FeatureSpec, make_features
 from .model import TradingTransformer
@@ -223,15 +224,18 @@ class Predictor:
         apply_weights(predictor.model, loaded)
         return predictor
 
-    def predict(self, candles, n_closed: int | None = None) -> Prediction:
+    def predict(self, candles, n_closed: int | None = None, reference=None) -> Prediction:
         """The prediction for the candle after the newest closed one (or after row
-        ``n_closed - 1``), from a window of at most ``seq_len`` candles."""
+        ``n_closed - 1``), from a window of at most ``seq_len`` candles; ``reference``: the
+        reference asset's candles when the features use one (only those up to that candle's
+        open time count)."""
         n = _closed_count(candles) if n_closed is None else int(n_closed)
         if n < 1:
             raise WorkstationError("no closed candle to predict from")
         seq_len = self.config.seq_len
-        start = max(0, n - seq_len - self.feature_spec.warmup)
-        feats = make_features(candles.slice(start, n), self.feature_spec)[-seq_len:]
+        start = window_start(candles.ts, n, self.feature_spec, seq_len)
+        feats = make_features(candles.slice(start, n), self.feature_spec,
+                              reference)[-seq_len:]
         x = torch.from_numpy(np.ascontiguousarray(feats))[None].to(self.device)
         bf16 = torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda" \
             else contextlib.nullcontext()  # bf16 on CUDA, as training; fp32 on the CPU
@@ -336,6 +340,10 @@ class OnlineLearner:
         if config.n_features != self.feature_spec.n_features:
             raise WorkstationError(f"model takes {config.n_features} features, the feature "
                                    f"settings make {self.feature_spec.n_features}")
+        if self.feature_spec.reference:
+            raise WorkstationError(f"live mode cannot follow a reference asset yet: this model "
+                                   f"also reads {self.feature_spec.reference}; use `workstation "
+                                   f"predict`, or a run trained without --reference")
         self.device = torch.device(device)
         self.training = bool(train)
         self.replay_size, self.replay_window = int(replay_size), int(replay_window)
@@ -510,10 +518,10 @@ class OnlineLearner:
     def _train_step(self, candles, n: int) -> TrainReport | None:
         """One step on the newest matured window plus replayed ones, or None if none."""
         horizon, seq_len = self.target_spec.horizon, self.config.seq_len
-        warmup = self.feature_spec.warmup
         newest_sample = n - 1 - horizon  # its targets look at candles up to n - 1
-        start = max(0, n - (seq_len + warmup + self.replay_window + horizon + 1))
-        valid = start + warmup if start > 0 else 0  # rows whose features equal full history's
+        rows = seq_len + self.replay_window + horizon + 1
+        start = window_start(candles.ts, n, self.feature_spec, rows)
+        valid = n - rows if start > 0 else 0  # rows whose features equal full history's
         if newest_sample < valid:
             return None
         length = min(seq_len, newest_sample - valid + 1)

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QScrollArea,
@@ -181,6 +182,16 @@ class TrainingSettings(QGroupBox):
         self.grad_checkpointing.setToolTip("Recompute block activations in backward: less "
                                            "memory, more compute")
         self.mixed_precision = QCheckBox("Mixed precision (bf16, CUDA)")
+        self.higher_timeframes = QLineEdit()
+        self.higher_timeframes.setPlaceholderText("none (e.g. 15m,1h)")
+        self.higher_timeframes.setToolTip(
+            "Also feed the last closed and the forming candle of these higher timeframes, "
+            "resampled from the series")
+        self.reference = QLineEdit()
+        self.reference.setPlaceholderText("none (e.g. BTC/USDT)")
+        self.reference.setToolTip(
+            "Also feed this asset's candles at the same times, from the series' own source; "
+            "a missing candle is masked, never filled in")
         form.addRow("Preset", self.preset)
         form.addRow("Device", self.device)
         form.addRow("Seq len", self.seq_len)
@@ -190,6 +201,8 @@ class TrainingSettings(QGroupBox):
         form.addRow("Dropout", self.dropout)
         form.addRow(self.grad_checkpointing)
         form.addRow(self.mixed_precision)
+        form.addRow("Higher timeframes", self.higher_timeframes)
+        form.addRow("Reference asset", self.reference)
         self.preset.currentTextChanged.connect(self._preset_chosen)
         self.device.currentIndexChanged.connect(self._device_chosen)
         self.devices: list[DeviceChoice] = []
@@ -245,8 +258,20 @@ class TrainingSettings(QGroupBox):
         return {"seq_len": self.seq_len.value(), "dropout": round(self.dropout.value(), 4),
                 "use_gradient_checkpointing": self.grad_checkpointing.isChecked()}
 
-    def apply_recorded(self, preset: str | None, model_config: dict, train_config: dict) -> None:
+    def feature_overrides(self) -> dict:
+        """Higher timeframes and the reference asset, as ``FeatureSpec`` fields (checked by
+        ``ml.job.plan``)."""
+        from ...ml.context import parse_higher_timeframes
+
+        return {"higher_timeframes": parse_higher_timeframes(self.higher_timeframes.text()),
+                "reference": self.reference.text().strip() or None}
+
+    def apply_recorded(self, preset: str | None, model_config: dict, train_config: dict,
+                       features: dict | None = None) -> None:
         """Take a recorded run's settings (its history's start record)."""
+        features = features or {}
+        self.higher_timeframes.setText(",".join(features.get("higher_timeframes") or ()))
+        self.reference.setText(features.get("reference") or "")
         if preset and self.preset.findText(preset) >= 0:
             self.preset.setCurrentText(preset)
         for box, value in ((self.seq_len, model_config.get("seq_len")),
@@ -679,8 +704,9 @@ class TrainingPanel(QWidget):
         s = self.settings
         request = TrainingRequest(preset=s.preset.currentText(),
                                   model_overrides=s.model_overrides(),
-                                  train_overrides=s.train_overrides(), device=s.device_spec(),
-                                  resume_run=resume_run)
+                                  train_overrides=s.train_overrides(),
+                                  feature_overrides=s.feature_overrides(),
+                                  device=s.device_spec(), resume_run=resume_run)
         job = TrainingJob(request, snapshot, key, run_id, self.paths.checkpoints_dir,
                           self.paths.annotations_db)
         self.current_run_id = run_id
@@ -732,6 +758,7 @@ class TrainingPanel(QWidget):
                                   model_overrides=s.model_overrides(),
                                   train_overrides=dict(s.train_overrides(),
                                                        epochs=self.evaluation.epochs.value()),
+                                  feature_overrides=s.feature_overrides(),
                                   device=s.device_spec())
         job = EvaluationJob(request, snapshot, key, folds, self.paths.annotations_db)
         self.provenance = key.provenance
@@ -1116,7 +1143,8 @@ class TrainingPanel(QWidget):
                     return
                 self.settings.apply_recorded(start.get("preset"),
                                              start.get("model_config") or {},
-                                             start.get("train_config") or {})
+                                             start.get("train_config") or {},
+                                             start.get("features") or {})
                 self.start_training()
 
     # -- live data -> worker -------------------------------------------------------------------

@@ -277,11 +277,13 @@ class TrainingWorker(ThreadWorker):
                                            "resume"))
         try:
             store = CheckpointStore(job.checkpoints_root)
-            prepared = training.build(training.plan(job.request, store), job.candles.candles(),
-                                      job.series, store=store,
+            plan = training.plan(job.request, store)
+            prepared = training.build(plan, job.candles.candles(), job.series, store=store,
                                       annotations_db=job.annotations_db,
                                       on_event=self.relay.put, stop=self.stop,
-                                      run_id=job.run_id)
+                                      run_id=job.run_id,
+                                      reference=training.load_reference(plan.feature_spec,
+                                                                        job.series))
             self.outcome = prepared.trainer.run()
         except Exception as exc:  # noqa: BLE001 - every error ends the run as failed
             tb = "".join(traceback.format_exception(exc))
@@ -332,8 +334,9 @@ class EvaluationWorker(ThreadWorker):
         job = self.job
         try:
             plan = training.plan(job.request, None)
-            data, _ = training.training_data(plan, job.candles.candles(), job.series,
-                                             annotations_db=job.annotations_db)
+            data, _ = training.training_data(
+                plan, job.candles.candles(), job.series, annotations_db=job.annotations_db,
+                reference=training.load_reference(plan.feature_spec, job.series))
             self.outcome = evaluate(data, plan.model_config, plan.train_config,
                                     folds=job.folds, device=plan.device,
                                     provenance=job.series.provenance, on_event=self.relay.put,
