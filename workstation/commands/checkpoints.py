@@ -7,7 +7,7 @@ import sys
 
 from ..errors import WorkstationError
 from ..timeparse import format_ms, parse_time_ms
-from .flags import add_series_flags
+from .flags import add_reference_source_flag, add_series_flags
 
 
 def register(sub) -> None:
@@ -30,9 +30,7 @@ def register(sub) -> None:
     predict.add_argument("--at", metavar="TS",
                          help="predict as of the candle that opens at TS (ISO time or epoch "
                               "ms), from the data up to it only (default: the newest closed)")
-    predict.add_argument("--reference-source", metavar="SOURCE",
-                         help="where the run's reference asset's candles are, if it uses one "
-                              "(default: the series' own source)")
+    add_reference_source_flag(predict)
     predict.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N | auto")
     predict.add_argument("--json", action="store_true", help="print one JSON object")
     predict.set_defaults(func=run_predict)

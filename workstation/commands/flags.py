@@ -27,9 +27,14 @@ def add_context_flags(parser) -> None:
     parser.add_argument("--reference", metavar="SYMBOL",
                         help="also feed a reference asset's candles at the same times (e.g. "
                              "BTC/USDT); a missing one is masked, never filled in")
+    add_reference_source_flag(parser)
+
+
+def add_reference_source_flag(parser) -> None:
+    """``--reference-source``: where a reference asset's candles are read from."""
     parser.add_argument("--reference-source", metavar="SOURCE",
-                        help="where the reference's candles are (default: the series' own "
-                             "source; a file series needs csv:FILE)")
+                        help="where the reference asset's candles are, if the model reads one "
+                             "(default: the series' own source; a file series needs csv:FILE)")
 
 
 def context_overrides(args) -> dict:
