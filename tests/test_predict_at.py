@@ -129,3 +129,16 @@ def test_a_run_with_a_reference_packed_for_a_cluster_takes_its_reference_along(
                  f"csv:{packed / 'reference.csv.gz'}", "--json"]) == 0
     there = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
     assert [b["loss"] for b in read_history(CheckpointStore().run_dir(there)).batches] == here
+
+
+def test_a_run_with_a_reference_is_backtested_on_its_reference(trained, capsys):
+    _eth, _btc, files, run = trained
+    series = ["--source", f"csv:{files['eth']}", "--symbol", "ETH/USDT"]
+    assert main(["backtest", *series, "--signals", f"run:{run}", "--head", "candle",
+                 "--in-sample", "--threshold", "0", "--reference-source", f"csv:{files['btc']}",
+                 "--json"]) == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(results) == 2 and len(results[0]["trades"]) > 0
+    assert main(["backtest", *series, "--signals", f"run:{run}", "--head", "candle",
+                 "--in-sample"]) == 1
+    assert "--reference-source csv:FILE" in capsys.readouterr().err

@@ -45,6 +45,7 @@ class BacktestRequest:
     fill: str = NEXT_OPEN
     cash: float = 10_000.0
     in_sample: bool = False
+    reference_source: str | None = None  # a run's reference asset's candles (default: key's)
 
     def __post_init__(self):
         source = self.signals.strip()
@@ -90,7 +91,7 @@ def run_request(request: BacktestRequest, candles: Candles, key: SeriesKey, *,
                                    f"{len(candles):,} candles of {key.provenance}")
         signals, span = {"trader's marks": (signal, MARKS)}, (0, len(candles))
     else:
-        signals, span = _run_signals(request, candles, store, device, should_stop)
+        signals, span = _run_signals(request, candles, key, store, device, should_stop)
     return backtest_signals(candles, signals, series=key.provenance, costs=costs,
                             sizing=Sizing(size=request.size), fill=request.fill,
                             cash=request.cash, span=span)
@@ -115,10 +116,11 @@ def out_of_sample_span(run_id: str, trained_last_ts: int | None, candles: Candle
     return (first_unseen, len(candles)), OUT_OF_SAMPLE
 
 
-def _run_signals(request: BacktestRequest, candles: Candles, store, device: str,
+def _run_signals(request: BacktestRequest, candles: Candles, key: SeriesKey, store, device: str,
                  should_stop: Callable[[], bool]):
     from ..ml.checkpoints import CheckpointStore, read_meta
     from ..ml.device import resolve_device
+    from ..ml.job import load_reference
     from ..ml.online import Predictor
     from ..ml.span_predictions import predict_span_probabilities
 
@@ -130,7 +132,10 @@ def _run_signals(request: BacktestRequest, candles: Candles, store, device: str,
     trained = (meta.get("data") or {}).get("last_ts")
     span, sample = out_of_sample_span(run_id, trained, candles, request.in_sample)
     predictor = Predictor.from_checkpoint(store.load(run_id, which), resolve_device(device))
-    predicted = predict_span_probabilities(predictor, candles, span, should_stop=should_stop)
+    reference = load_reference(predictor.feature_spec, key, request.reference_source)
+    predicted = predict_span_probabilities(
+        predictor, candles, span, should_stop=should_stop,
+        reference=reference.candles if reference is not None else None)
     several = len(request.thresholds) > 1
     signals = {}
     for level in request.thresholds:

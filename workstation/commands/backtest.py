@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from .flags import add_cost_flags, add_series_flags, thresholds
+from .flags import add_cost_flags, add_reference_source_flag, add_series_flags, thresholds
 
 
 def register(sub) -> None:
@@ -23,6 +23,7 @@ def register(sub) -> None:
     p.add_argument("--head", choices=("position", "candle"), default="position",
                    help="the run's head that signals (default position)")
     add_cost_flags(p)
+    add_reference_source_flag(p)
     p.add_argument("--cash", type=float, default=10_000.0, help="starting cash (default 10,000)")
     p.add_argument("--fill", choices=("next-open", "same-close"), default="next-open")
     p.add_argument("--in-sample", action="store_true",
@@ -42,7 +43,7 @@ def run(args) -> int:
         signals=args.signals.strip(), head=args.head, thresholds=thresholds(args.threshold),
         fee_bps=args.fee_bps, slippage_bps=args.slippage_bps, size=args.size,
         fill=NEXT_OPEN if args.fill == "next-open" else SAME_CLOSE, cash=args.cash,
-        in_sample=args.in_sample)
+        in_sample=args.in_sample, reference_source=args.reference_source)
     candles, key = load_series(args.source, args.symbol, args.timeframe,
                                max_candles=args.max_candles)
     results = run_request(request, candles, key, annotations_db=app_paths().annotations_db)

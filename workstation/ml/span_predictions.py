@@ -34,11 +34,13 @@ class SpanPredictions:
 
 def predict_span_probabilities(predictor: Predictor, candles: Candles, span: tuple[int, int],
                                batch_size: int = 256,
-                               should_stop: Callable[[], bool] = bool) -> SpanPredictions:
+                               should_stop: Callable[[], bool] = bool,
+                               reference: Candles | None = None) -> SpanPredictions:
     """``predictor``'s classes and confidences at every candle of ``span``; ``should_stop``
-    (asked between batches) ends it early with ``trainer.Stopped``."""
+    (asked between batches) ends it early with ``trainer.Stopped``; ``reference``: the
+    reference asset's candles, if its features read one."""
     data = TrainingData.from_candles(candles, feature_spec=predictor.feature_spec,
-                                     target_spec=predictor.target_spec)
+                                     target_spec=predictor.target_spec, reference=reference)
     confidence = np.zeros((len(CLASS_HEADS), span[1] - span[0]))
     with torch.no_grad():
         classes = predict_span(predictor.model, DeviceSeries(data, predictor.device), span,
