@@ -2,12 +2,14 @@
 
 Starts Xvfb, opens ``workstation --source demo`` in a fresh data dir, and drives it with keys
 only (xdotool): marks two trades and a region on the chart and saves the screen (the chart),
-starts training (the training workspace comes forward), waits, saves the screen again (the
+shows four linked charts (1m / 15m / 1h / 1d, Alt+4) with the mouse on the first and saves
+the screen, goes back to one chart (Alt+1), starts training (the training workspace comes forward), waits, saves the screen again (the
 workspace), stops it, and backtests the marks after costs (F9, Ctrl+Enter) for a third.
 Needs Debian's ``xvfb``, ``xdotool`` and ``imagemagick``.
 
     python scripts/trader_session.py [--out docs/screenshot.png] [--chart-out docs/chart.png]
                                      [--backtest-out docs/backtest.png] [--train-seconds 25]
+                                     [--multichart-out docs/multichart.png]
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("docs/screenshot.png"))
     parser.add_argument("--chart-out", type=Path, default=Path("docs/chart.png"))
     parser.add_argument("--backtest-out", type=Path, default=Path("docs/backtest.png"))
+    parser.add_argument("--multichart-out", type=Path, default=Path("docs/multichart.png"))
     parser.add_argument("--train-seconds", type=float, default=25.0)
     args = parser.parse_args()
     for tool in ("Xvfb", "xdotool", "import"):
@@ -83,6 +86,13 @@ def main() -> int:
         keys("1")
         time.sleep(1.0)
         shot(args.chart_out)
+        keys("alt+4")                         # four charts, linked by time and crosshair
+        time.sleep(2.0)
+        xdo("mousemove", "380", "300")        # the crosshair on chart 1 marks the others
+        time.sleep(1.0)
+        shot(args.multichart_out)
+        keys("alt+1")                         # back to one chart for the rest
+        time.sleep(1.0)
         keys("F5")                            # Start training: its workspace comes forward
         time.sleep(args.train_seconds)
         shot(args.out)
@@ -95,7 +105,8 @@ def main() -> int:
         shot(args.backtest_out)
         keys("ctrl+q")
         app.wait(60)
-        print(f"screenshots: {args.chart_out}, {args.out}, {args.backtest_out}; "
+        print(f"screenshots: {args.chart_out}, {args.multichart_out}, {args.out}, "
+              f"{args.backtest_out}; "
               f"app exited with {app.returncode}")
         return 0 if app.returncode == 0 else 1
     finally:

@@ -82,7 +82,7 @@ def test_palette_entries_are_unique_and_say_what_they_act_on(window):
     assert all(": " in label and label.split(": ", 1)[1] for label in labels)
     assert "File: Import candles…" in labels
     assert "Annotate: Export annotations…" in labels and "File: Export candles…" in labels
-    assert "Chart: Focus the chart" in labels
+    assert "Chart: Focus chart 1" in labels and "Charts: Focus chart 4" in labels
     assert "View: Show / hide the Log panel" in labels
     assert not any(label.endswith("Export...") for label in labels)  # plots' right-click menu
     window.command_palette.open_palette()
@@ -207,7 +207,7 @@ def test_ctrl_1_brings_the_keyboard_back_to_the_chart_and_its_arrows_work_again(
         qtbot.waitUntil(chart.view.hasFocus)  # its tab came forward
         assert tabs.currentIndex() == chart_tab
     window.cheat_sheet.open()
-    assert ("Ctrl+1", "Focus the chart") in window.cheat_sheet.rows()  # listed with its key
+    assert ("Ctrl+1", "Focus chart 1") in window.cheat_sheet.rows()  # listed with its key
 
 
 def _ancestors(widget):

@@ -123,8 +123,8 @@ def _run_worker(python: str, renderer: str, data: Path, view: str, args) -> list
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
                               env=_worker_env())
     except subprocess.TimeoutExpired:
-        return [{"renderer": renderer, "candles": args.size, "view": view, "skipped":
-                 f"worker took longer than {args.timeout:.0f} s"}]
+        return [{"renderer": renderer, "candles": args.size, "view": view, "incomplete":
+                 f"worker took longer than {args.timeout:.0f} s: nothing measured"}]
     if proc.returncode == 3:
         return [{"renderer": renderer, "candles": args.size, "view": view,
                  "skipped": proc.stdout.strip() or "not installed"}]
@@ -161,11 +161,16 @@ def _find(cases, renderer, n, view):
     return None
 
 
+def _measured(case: dict) -> bool:
+    """Whether a case has measurements (a skipped or timed-out worker has none)."""
+    return "pan_ms_median" in case
+
+
 def _add_ratios(cases: list[dict]) -> None:
     """On each reference case: how many times slower than workstation (``*_ratio``); on
     workstation's cases at the largest size: which targets hold."""
     for case in cases:
-        if case["renderer"] == "workstation" or "skipped" in case:
+        if case["renderer"] == "workstation" or not _measured(case):
             continue
         ours = _find(cases, "workstation", case["candles"], case["view"])
         if ours is None:
@@ -182,7 +187,11 @@ def _add_ratios(cases: list[dict]) -> None:
         held = {key: case[key] <= limit for key, limit in TARGETS.items()}
         for ref, wanted in SPEEDUP_TARGETS.items():
             other = _find(cases, ref, case["candles"], case["view"])
-            if other is not None:
+            if other is not None and "incomplete" in other:
+                # a reference cut short by its budget or timeout: no ratio target is judged
+                case.setdefault("targets_not_judged", []).append(
+                    f"{ref}: reference incomplete ({other['incomplete']})")
+            elif other is not None and _measured(other):
                 for key, factor in wanted.items():
                     held[f"{key}_{factor:g}x_{ref}"] = other[key] >= factor * case[key]
         smaller = _find(cases, "workstation", 100_000, case["view"])
@@ -206,10 +215,16 @@ def _table(cases: list[dict]) -> str:
             "zoom p95", "jump", "tick med", "tick p95", "peak MB", "reps", "load")
     rows = []
     skipped = []
+    incomplete = []
     for c in cases:
         if "skipped" in c:
             skipped.append(f"{c['renderer']} at {c['candles']:,} candles, view {c['view']}: "
                            f"skipped ({c['skipped']})")
+            continue
+        if "incomplete" in c:
+            incomplete.append(f"{c['renderer']} at {c['candles']:,} candles, view {c['view']}: "
+                              f"incomplete ({c['incomplete']})")
+        if not _measured(c):
             continue
         rows.append((c["renderer"], f"{c['candles']:,}", f"{c['visible']:,}",
                      _fmt(c["first_paint_ms"]), _fmt(c["pan_ms_median"]),
@@ -225,12 +240,14 @@ def _table(cases: list[dict]) -> str:
              f"{os.cpu_count()} CPUs{load_note}",
              "  ".join(h.rjust(w) for h, w in zip(cols, widths))]
     lines += ["  ".join(str(v).rjust(w) for v, w in zip(r, widths)) for r in rows]
+    if incomplete:
+        lines += ["", *incomplete]
     if skipped:
         lines += ["", *skipped, "(finplot: install the bench extra, or point --finplot-python or "
                                "$WORKSTATION_FINPLOT_PYTHON at a Python that has it)"]
     ratio_lines = []
     for c in cases:
-        if c["renderer"] == "workstation" or "skipped" in c or "pan_median_ratio" not in c:
+        if c["renderer"] == "workstation" or not _measured(c) or "pan_median_ratio" not in c:
             continue
         ratio_lines.append(
             f"{c['renderer']} / workstation at {c['candles']:,} candles, view {c['view']}: "
@@ -247,6 +264,9 @@ def _table(cases: list[dict]) -> str:
             lines.append(f"targets at {c['candles']:,} candles, view {c['view']}: "
                          f"{len(held)} held" + (f"; missed: {', '.join(missed)}" if missed
                                                 else ""))
+        for note in c.get("targets_not_judged", []):
+            lines.append(f"targets at {c['candles']:,} candles, view {c['view']}: not judged "
+                         f"against {note}")
     return "\n".join(lines)
 
 
@@ -461,6 +481,12 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
 
     cpu: dict[str, list[float]] = {}
 
+    def reset() -> None:
+        """Back to the first view, untimed (the view may be there already: no repaint)."""
+        target.set_view(*base)
+        for _ in range(3):
+            app.processEvents()
+
     def series(name, moves) -> list[float]:
         out = []
         budget.start()
@@ -477,7 +503,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
         pans = [(base[0] - PAN_CANDLES * (k % 2), base[1] - PAN_CANDLES * (k % 2))
                 for k in range(1, reps + 1)]
     pan = series("pan", pans)
-    clock.time(lambda: target.set_view(*base))
+    reset()
     centre = (base[0] + base[1]) / 2
     zooms = []
     w = width
@@ -490,7 +516,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
         start = float(rng.uniform(-0.5, max(n - width - 0.5, 0.0)))
         jumps.append((start, start + width))
     jump = series("jump", jumps)
-    clock.time(lambda: target.set_view(*base))
+    reset()
     tick = []
     o, h, l, c, v = (float(data[k][-1]) for k in ("open", "high", "low", "close", "volume"))
     budget.start()

@@ -114,8 +114,8 @@ def _area(action: QAction, window: QWidget) -> str:
 
 
 def palette_entries(window: QWidget) -> list[tuple[str, QAction]]:
-    """``(label, action)`` for every command of ``window`` the palette offers, sorted by
-    label; a label says what the command acts on and no two labels are equal."""
+    """``(label, action)`` for every visible command of ``window`` (those the palette offers),
+    sorted by label; a label says what the command acts on and no two labels are equal."""
     toggles = {}
     for panel in window.findChildren(QDockWidget) + window.findChildren(QToolBar):
         title = _plain(panel.windowTitle()) or panel.objectName()
@@ -125,7 +125,8 @@ def palette_entries(window: QWidget) -> list[tuple[str, QAction]]:
     for action in window.findChildren(QAction):
         text = _plain(action.text())
         if (not text or action.isSeparator() or action.menu() is not None
-                or id(action) in seen or _is_plot_menu_action(action)):
+                or not action.isVisible() or id(action) in seen
+                or _is_plot_menu_action(action)):
             continue
         seen.add(id(action))
         label = toggles.get(id(action)) or f"{_area(action, window)}: {text}"

@@ -26,6 +26,7 @@ from .. import __version__
 from ..errors import WorkstationError
 from ..paths import AppPaths
 from .chart.chart_widget import ChartWidget
+from .chart_area import ChartArea
 from .data_bar import DataBar
 from .focus import keep_tab_order
 from .live_data import LiveData
@@ -58,14 +59,15 @@ class MainWindow(QMainWindow):
         self._opening: asyncio.Future | None = None  # the source being opened
 
         self.live = LiveData(paths.candle_cache, self)
-        self.chart = ChartWidget(self)
+        self.chart = ChartWidget(self)  # chart 1: the annotation tools, training, backtests
+        self.chart_area = ChartArea(self.chart, self.settings, paths.candle_cache, self)
         self.offline = OfflineBanner(self)
         centre = QWidget(self)
         column = QVBoxLayout(centre)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
         column.addWidget(self.offline)
-        column.addWidget(self.chart, 1)
+        column.addWidget(self.chart_area, 1)
         self.centre_tabs = QTabWidget(self)  # Chart, and Training unless it has a window
         self.centre_tabs.setObjectName("centreTabs")
         self.centre_tabs.setDocumentMode(True)
@@ -80,10 +82,12 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.BottomDockWidgetArea, self.log_dock)
 
         from .annotations.dock import AnnotationLayer
+        from .linked_annotations import LinkedAnnotations
         from .training.panel import TrainingPanel
         from .training.workspace import TrainingWorkspace
 
         self.annotations = AnnotationLayer(paths, self.live, self.chart, self)
+        self.linked_annotations = LinkedAnnotations(self.annotations.store, self.chart_area)
         self.addDockWidget(Qt.RightDockWidgetArea, self.annotations.dock)
         self.training = TrainingPanel(paths, self.live, self.chart, self)
         self.training_workspace = TrainingWorkspace(self, self.centre_tabs, self.training,
@@ -96,6 +100,7 @@ class MainWindow(QMainWindow):
         self.training.device_text_changed.connect(self.status.show_device)
         self.training.state_changed.connect(self._training_state)
         self.live.candles_changed.connect(self._candles_changed)
+        self.chart_area.base_timeframe_requested.connect(self._base_timeframe)
         self.live.state_changed.connect(self._state_changed)
         self.data_bar.open_requested.connect(self._open_requested)
         self.offline.retry_requested.connect(self._retry)
@@ -128,12 +133,17 @@ class MainWindow(QMainWindow):
 
     def _candles_changed(self, kind: str) -> None:
         if kind == "reset":
-            self.chart.set_candles(self.live.candles, self.live.key)
+            self.chart_area.set_base(self.live.candles, self.live.key)
             key = self.live.key
             self.data_bar.show_demo(bool(key and key.is_demo))
             self.setWindowTitle(f"Workstation {__version__} — {key.provenance if key else ''}")
         else:
-            self.chart.candles_changed(kind)
+            self.chart_area.base_changed(kind)
+
+    def _base_timeframe(self, timeframe: str) -> None:
+        """Chart 1 steps to another timeframe: the source opens on it."""
+        source, symbol, _ = self.data_bar.values()
+        self._open_requested(source, symbol, timeframe)
 
     def _state_changed(self, state: str, detail: str) -> None:
         if state in ("offline", "failed"):  # says in words that the chart is not live
@@ -227,6 +237,9 @@ class MainWindow(QMainWindow):
         for action in self.chart.actions_by_id.values():
             view.addAction(action)
         view.addSeparator()
+        for action in self.chart_area.actions.values():
+            view.addAction(action)
+        view.addSeparator()
         themes = QActionGroup(self)
         self.theme_actions = {}
         for name in THEMES:
@@ -261,15 +274,17 @@ class MainWindow(QMainWindow):
             Qt.WindowShortcut)
         for action in help_actions.values():
             help_menu.addAction(action)
-        shared = [self.chart.actions_by_id["chart.focus"], *help_actions.values(),
+        focus = [a for i, a in self.chart_area.actions.items() if i.startswith("chart.focus")]
+        shared = [*focus, *help_actions.values(),
                   *(a for i, a in self.backtest.actions.items() if i != "backtest.run")]
-        self.training_workspace.share(shared, self.chart.take_focus)
+        self.training_workspace.share(
+            shared, lambda: self.chart_area.focus_chart(self.chart_area.active))
         help_menu.addAction(self._action("About Workstation", partial(show_about, self),
                                          icon_name="about"))
 
     def set_theme(self, name: str) -> None:
         applied = apply_theme(QApplication.instance(), name)
-        self.chart.set_colors(CHART_COLORS[applied])
+        self.chart_area.set_colors(CHART_COLORS[applied])
         self.theme_actions[applied].setChecked(True)
         self.settings.setValue("view/theme", applied)
 
@@ -308,6 +323,7 @@ class MainWindow(QMainWindow):
         if not self.training.shutdown(timeout_s=60.0):
             QMessageBox.warning(self, "Workstation", "Training did not stop within 60 s.")
         self.backtest.view.shutdown()
+        self.linked_annotations.close()
         self.annotations.close()
         self.training_workspace.close()
         self.log_dock.detach()

@@ -160,8 +160,35 @@ CHART_COMMANDS: tuple[Command, ...] = (
             "Show the newest candle and follow new ones"),
     Command("chart.toggle_utc", "Toggle UTC / local time", (), CHART,
             "Show times in UTC or in the computer's time zone"),
-    Command("chart.focus", "Focus the chart", ("Ctrl+1",), CHART,
-            "Give the keyboard back to the chart from anywhere in the window, so its keys act"),
+    Command("chart.focus", "Focus chart 1", ("Ctrl+1",), CHART,
+            "Bring the charts forward and give the keyboard to chart 1 from anywhere in the "
+            "window, so its keys act"),
 )
 
 register(*CHART_COMMANDS)
+
+CHARTS = "Charts"
+CHART_AREA_COMMANDS: tuple[Command, ...] = (
+    *(Command(f"chart.focus_{n}", f"Focus chart {n}", (f"Ctrl+{n}",), CHARTS,
+              f"Bring the charts forward and make chart {n} the active one (its keys act)")
+      for n in (2, 3, 4)),
+    Command("chart.layout_one", "One chart", ("Alt+1",), CHARTS),
+    Command("chart.layout_side_by_side", "Two charts side by side", ("Alt+2",), CHARTS),
+    Command("chart.layout_stacked", "Two charts stacked", ("Alt+3",), CHARTS),
+    Command("chart.layout_four", "Four charts (2x2)", ("Alt+4",), CHARTS),
+    Command("chart.timeframe_down", "Shorter timeframe", ("[",), CHARTS,
+            "Show the chart on the next shorter timeframe (chart 1's is the data bar's: the "
+            "source opens on it)"),
+    Command("chart.timeframe_up", "Longer timeframe", ("]",), CHARTS,
+            "Show the chart on the next longer timeframe"),
+    Command("chart.link_symbol", "Link charts: symbol", ("Ctrl+Shift+Y",), CHARTS,
+            "Linked charts switch symbol together; unlinked ones keep the candles they show"),
+    Command("chart.link_crosshair", "Link charts: crosshair", ("Ctrl+Shift+X",), CHARTS,
+            "The crosshair on one chart marks its candle's span on the linked charts"),
+    Command("chart.link_time", "Link charts: time", ("Ctrl+Shift+T",), CHARTS,
+            "Linked charts centre on the time the moved chart centres on"),
+    Command("chart.link_active", "Link / unlink the active chart", ("Ctrl+Shift+L",), CHARTS,
+            "Put the active chart into the link group, or take it out"),
+)
+
+register(*CHART_AREA_COMMANDS)

@@ -140,6 +140,13 @@ class ChartViewModel:
         """Show the x range ``[x0, x1]`` (within the limits): a mouse gesture."""
         self._show_x(x0, x1)
 
+    def centre_on(self, ts: int) -> None:
+        """Put time ``ts`` at the centre of the view, keeping its width in candles (within the
+        limits): how a linked chart follows another's time."""
+        x0, x1 = self.x_range()
+        centre = self._map.x_of(ts)
+        self._show_x(centre - (x1 - x0) / 2, centre + (x1 - x0) / 2)
+
     def pan(self, candles: float) -> None:
         """Shift the view by ``candles`` (negative: back in time)."""
         x0, x1 = self.x_range()

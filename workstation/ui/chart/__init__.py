@@ -18,6 +18,8 @@ Public API (``from workstation.ui.chart import ChartWidget``)::
     chart.view_model                     # the ChartViewModel behind all of the above
     chart.set_autoscale(bool); chart.set_utc(bool); chart.set_colors(ChartColors(...))
     chart.candle_clicked(int, float)     # signal: left click on the price pane (index, price)
+    chart.hovered(object)                # signal: the time (ms) under the mouse, None on leaving
+    chart.set_link_marks(span, windows)  # linked charts' crosshair span and visible windows
     chart.readout_text()                 # the OHLCV + change % line under the title
     chart.overlays.add_marker(ts, price, kind="up"|"down", color=None, text=None, group=...)
     chart.overlays.add_segment(ts0, p0, ts1, p1, color, dashed=True, group=...)

@@ -16,6 +16,7 @@ from .axis import GridItem, PriceAxis, Tag, TimeAxis
 from .candle_item import CandleItem, VolumeItem
 from .colors import ChartColors
 from .guides import CrosshairItem, CursorItem, PriceLineItem, pixel_size
+from .link_marks import LinkMarksItem
 from .overlays import ChartOverlays
 from .pyramid import CandlePyramid
 from .readout import format_readout, format_volume, price_decimals
@@ -40,6 +41,36 @@ class ChartViewBox(pg.ViewBox):
         ev.ignore()
 
 
+class _ReadoutBox(QtWidgets.QWidget):
+    """Holds the readout label without a layout: its text changes with every tick, and a
+    label in a layout asks the header, then the chart, to lay out again for each new text;
+    here a new text repaints the label alone, once. The text is selectable while the mouse
+    is over it (a selectable label repaints each new text a second time)."""
+
+    def __init__(self):
+        super().__init__()
+        self.label = QtWidgets.QLabel(self)
+        self.label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
+                           QtWidgets.QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QtCore.QSize:
+        return QtCore.QSize(0, self.label.sizeHint().height())
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        return self.sizeHint()
+
+    def resizeEvent(self, event) -> None:
+        self.label.setGeometry(self.rect())
+
+    def enterEvent(self, event) -> None:
+        self.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def leaveEvent(self, event) -> None:
+        if not self.label.hasSelectedText():
+            self.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.NoTextInteraction)
+
+
 class ChartWidget(QtWidgets.QWidget):
     """Candles, volume, time and price axes, crosshair with readout, a keyboard cursor, the
     last-price line and overlays; follows a live series.
@@ -51,6 +82,7 @@ class ChartWidget(QtWidgets.QWidget):
     cursor_moved = QtCore.Signal(object)  # the cursor candle's open time (None: no candles)
     time_range_changed = QtCore.Signal(object, object)  # the visible times (t0, t1)
     candle_clicked = QtCore.Signal(int, float)
+    hovered = QtCore.Signal(object)  # the time under the mouse (ms), None once it leaves
 
     def __init__(self, parent: QtWidgets.QWidget | None = None,
                  colors: ChartColors | None = None):
@@ -68,6 +100,7 @@ class ChartWidget(QtWidgets.QWidget):
         self._autoscale = True
         self._utc = True
         self._decimals = 2
+        self._title_note = ""
         self.view_model = ChartViewModel()
         self.view_model.range_changed.connect(self._on_view_range)
         self.view_model.cursor_moved.connect(self._on_cursor_moved)
@@ -88,11 +121,6 @@ class ChartWidget(QtWidgets.QWidget):
             "chart.go_live": self._key_go_live,
             "chart.toggle_utc": self.toggle_utc,
         })
-        # Ctrl+1 works wherever the focus is in the window, even while the chart's tab is
-        # behind another (so the action sits on the window): it is how the keyboard comes back.
-        self.actions_by_id.update(shortcuts.create_actions(
-            self.window(), {"chart.focus": self.take_focus},
-            QtCore.Qt.ShortcutContext.WindowShortcut))
 
     # -- construction ------------------------------------------------------------------
     def _build(self) -> None:
@@ -113,11 +141,10 @@ class ChartWidget(QtWidgets.QWidget):
         header_layout.setContentsMargins(8, 3, 8, 3)
         header_layout.setSpacing(16)
         self.title_label = QtWidgets.QLabel()
-        self.readout_label = QtWidgets.QLabel()
-        self.readout_label.setTextInteractionFlags(
-            QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        readout_box = _ReadoutBox()
+        self.readout_label = readout_box.label
         header_layout.addWidget(self.title_label)
-        header_layout.addWidget(self.readout_label, 1)
+        header_layout.addWidget(readout_box, 1)
         font = self.title_label.font()
         font.setBold(True)
         self.title_label.setFont(font)
@@ -155,7 +182,8 @@ class ChartWidget(QtWidgets.QWidget):
         self.crosshair = CrosshairItem(self.price_view, col(c.crosshair))
         self.volume_crosshair = CrosshairItem(self.volume_view, col(c.crosshair))
         self.overlays = ChartOverlays(self.view_model)
-        self._price_items = (self.price_grid, self.cursor_item, self.candle_item,
+        self.link_marks = LinkMarksItem(lambda: self.view_model.time_map)
+        self._price_items = (self.price_grid, self.link_marks, self.cursor_item, self.candle_item,
                              self.overlays.item, self.price_line, self.crosshair)
         self._volume_items = (self.volume_grid, self.volume_cursor_item, self.volume_item,
                               self.volume_crosshair)
@@ -259,6 +287,18 @@ class ChartWidget(QtWidgets.QWidget):
         """Move the cursor candle (clamped to the series) and scroll it into view."""
         if self._n:
             self.set_cursor_time(int(self._candles.ts[min(max(int(index), 0), self._n - 1)]))
+
+    def set_title_note(self, note: str) -> None:
+        """A note after the series' name in the title ("" for none)."""
+        if note != self._title_note:
+            self._title_note = note
+            self._update_title()
+
+    def set_link_marks(self, span: tuple[int, int] | None,
+                       windows: list[tuple[int, int]]) -> None:
+        """Mark another chart's crosshair (the ``span`` of this chart's candle that holds its
+        time) and the visible ``windows`` of lower-timeframe charts (``LinkMarksItem``)."""
+        self.link_marks.set_marks(span, windows)
 
     def set_cursor_time(self, ts: int) -> None:
         """Move the cursor to the candle that contains time ``ts`` (clamped to the series) and
@@ -476,6 +516,10 @@ class ChartWidget(QtWidgets.QWidget):
         self._set_view_rects(self.price_view, self._price_items)
         self._set_view_rects(self.volume_view, self._volume_items)
         self._update_time_ticks()
+        # The panes' new transforms now, not while the next frame is painted: pyqtgraph
+        # applies them then, which marks everything dirty again and costs a second frame.
+        self.price_view.updateMatrix()
+        self.volume_view.updateMatrix()
 
     def _remember_last_unit(self) -> None:
         f = self._frame
@@ -606,7 +650,7 @@ class ChartWidget(QtWidgets.QWidget):
             name = f"{self._candles.timeframe.name} (source not given)"
         else:
             name = "no data"
-        notes = []
+        notes = [self._title_note] if self._title_note else []
         if not self._autoscale:
             notes.append("price axis pinned")
         self.title_label.setText(name + ("  ·  " + ", ".join(notes) if notes else ""))
@@ -654,6 +698,7 @@ class ChartWidget(QtWidgets.QWidget):
             self.price_axis.set_tag("cross", None)
         self._update_hover_tags()
         self._update_readout()
+        self.hovered.emit(self.view_model.time_map.ts_of(point.x()))
 
     def _clear_hover(self) -> None:
         if self._hover is None:
@@ -665,6 +710,7 @@ class ChartWidget(QtWidgets.QWidget):
         self.volume_axis.set_tag("cross", None)
         self._update_hover_tags()
         self._update_readout()
+        self.hovered.emit(None)
 
     def _on_mouse_clicked(self, ev) -> None:
         if ev.button() != QtCore.Qt.MouseButton.LeftButton or not self._n:

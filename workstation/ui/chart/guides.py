@@ -155,7 +155,9 @@ class PriceLineItem(_Guide):
         self.setZValue(10)
 
     def set_price(self, price: float | None, color: QtGui.QColor) -> None:
-        if price == self.price and color == self._pen.color():
+        """Move the line; a move within its pixel row (most ticks) repaints nothing."""
+        if color == self._pen.color() and self._row(price) == self._row(self.price):
+            self.price = price
             return
         if self.price is not None:
             self.update(self._strip_y(self.price))
@@ -163,6 +165,13 @@ class PriceLineItem(_Guide):
         self._pen.setColor(color)
         if price is not None:
             self.update(self._strip_y(price))
+
+    def _row(self, price: float | None) -> int | None:
+        """The screen row of ``price`` in the view as it is now."""
+        if price is None:
+            return None
+        _, (_, top) = self._view.viewRange()
+        return round((top - price) / pixel_size(self._view)[1])
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
         if self.price is None:

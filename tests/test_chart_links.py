@@ -1,0 +1,133 @@
+"""LinkGroup: charts on different timeframes follow one driver by time, once per flush."""
+
+from __future__ import annotations
+
+from workstation.market.demo import demo_candles
+from workstation.market.timeframe_stack import TimeframeStack
+from workstation.viewmodel import ChartViewModel, LinkGroup, TimeMap, candle_span
+
+END = 1_767_225_600_000
+MIN, HOUR = 60_000, 3_600_000
+
+
+def charts(*timeframes: str):
+    base = demo_candles(20_000, "1m", seed=3, end_ts=END)
+    stack = TimeframeStack(base, timeframes)
+    views = []
+    for tf in ("1m", *timeframes):
+        view = ChartViewModel()
+        view.set_series(TimeMap.of(stack.candles(tf)))
+        views.append(view)
+    return views
+
+
+def centre(view: ChartViewModel) -> float:
+    t0, t1 = view.time_range
+    return (t0 + t1) / 2
+
+
+def test_followers_centre_on_the_drivers_time_keeping_their_zoom():
+    m1, m15, h1 = charts("15m", "1h")
+    group = LinkGroup()
+    for v in (m1, m15, h1):
+        group.add(v)
+    widths = [v.x_range()[1] - v.x_range()[0] for v in (m15, h1)]
+    m1.pan(-3000)  # 50 hours back
+    group.flush()
+    for view, width in zip((m15, h1), widths):
+        x0, x1 = view.x_range()
+        assert abs((x1 - x0) - width) < 1e-6
+        # the same time at the centre, to within a rounding millisecond per edge
+        assert abs(centre(view) - centre(m1)) <= view.time_map.timeframe_ms / 1000
+    assert abs(centre(m15) - centre(m1)) <= 1
+
+
+def test_one_driver_no_feedback_and_at_most_once_per_flush():
+    m1, m15, h1 = charts("15m", "1h")
+    group = LinkGroup()
+    for v in (m1, m15, h1):
+        group.add(v)
+    moves = {id(v): 0 for v in (m1, m15, h1)}
+    for v in (m1, m15, h1):
+        v.range_changed.connect(lambda *_a, v=v: moves.__setitem__(id(v), moves[id(v)] + 1))
+    asked = []
+    group.flush_wanted.connect(lambda: asked.append(1))
+    for _ in range(5):  # five pans within one frame
+        m1.pan(-100)
+    assert asked == [1]  # one flush asked for
+    assert moves[id(m15)] == moves[id(h1)] == 0  # nobody follows before the flush
+    group.flush()
+    assert moves == {id(m1): 5, id(m15): 1, id(h1): 1}
+    group.flush()  # nothing new: nothing moves, and the followers' moves drove nothing
+    assert moves == {id(m1): 5, id(m15): 1, id(h1): 1}
+    before = m1.time_range
+    h1.pan(-10)  # another chart drives the next gesture
+    group.flush()
+    assert m1.time_range != before
+    assert moves[id(h1)] == 2 and moves[id(m15)] == 2 and moves[id(m1)] == 6
+
+
+def test_time_link_off_leaves_the_others_alone():
+    m1, h1 = charts("1h")
+    group = LinkGroup(time=False)
+    group.add(m1)
+    group.add(h1)
+    before = h1.time_range
+    m1.pan(-500)
+    group.flush()
+    assert h1.time_range == before
+    assert group.windows(h1) == []
+
+
+def test_crosshair_marks_the_containing_candle_on_other_timeframes():
+    m1, m15, h1 = charts("15m", "1h")
+    group = LinkGroup()
+    for v in (m1, m15, h1):
+        group.add(v)
+    marked = []
+    group.marks_changed.connect(marked.append)
+    ts = END - 5 * HOUR + 37 * MIN
+    group.request_crosshair(m1, ts)
+    assert group.crosshair_span(h1) is None  # not before the flush
+    group.flush()
+    assert set(map(id, marked)) == {id(m1), id(m15), id(h1)}
+    assert group.crosshair_span(m1) is None  # the driver marks nothing itself
+    assert group.crosshair_span(h1) == (END - 5 * HOUR, END - 4 * HOUR)
+    assert group.crosshair_span(m15) == (END - 5 * HOUR + 30 * MIN, END - 5 * HOUR + 45 * MIN)
+    group.set_toggles(crosshair=False)
+    assert group.crosshair_span(h1) is None
+    group.set_toggles(crosshair=True)
+    group.request_crosshair(m1, None)
+    group.flush()
+    assert group.crosshair_span(h1) is None
+    assert candle_span(END + 1, HOUR) == (END, END + HOUR)
+
+
+def test_lower_timeframe_windows_are_shaded_on_higher_ones():
+    m1, m15, h1 = charts("15m", "1h")
+    group = LinkGroup()
+    for v in (m1, m15, h1):
+        group.add(v)
+    assert group.windows(m1) == []
+    assert group.windows(m15) == [m1.time_range]
+    assert group.windows(h1) == [m1.time_range, m15.time_range]
+    group.remove(m15)
+    assert group.windows(h1) == [m1.time_range]
+    before = m15.time_range
+    m1.pan(-200)
+    group.flush()
+    assert m15.time_range == before  # removed: it follows no more
+
+
+def test_symbol_link():
+    m1, m15 = charts("15m")
+    group = LinkGroup()
+    group.add(m1)
+    group.add(m15)
+    switched = []
+    group.symbol_changed.connect(lambda view, symbol: switched.append((view, symbol)))
+    assert group.request_symbol(m1, "BTC/USDT") == [m15]
+    assert switched == [(m15, "BTC/USDT")]
+    group.set_toggles(symbol=False)
+    assert group.request_symbol(m1, "ETH/USDT") == []
+    assert len(switched) == 1
