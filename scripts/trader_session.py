@@ -3,8 +3,9 @@
 Starts Xvfb, opens ``workstation --source demo`` in a fresh data dir, and drives it with keys
 only (xdotool): marks two trades and a region on the chart and saves the screen (the chart),
 shows four linked charts (1m / 15m / 1h / 1d, Alt+4) with the mouse on the first and saves
-the screen, goes back to one chart (Alt+1), starts training (the training workspace comes forward), waits, saves the screen again (the
-workspace), stops it, and backtests the marks after costs (F9, Ctrl+Enter) for a third.
+the screen, goes back to one chart (Alt+1), starts training (the training workspace comes
+forward), waits, saves the screen again (the workspace), stops it, and backtests the marks
+after costs (F9, Ctrl+Enter) for the last.
 Needs Debian's ``xvfb``, ``xdotool`` and ``imagemagick``.
 
     python scripts/trader_session.py [--out docs/screenshot.png] [--chart-out docs/chart.png]

@@ -5,8 +5,8 @@ tool bars (the data bar), the docks on the left, the centre (the chart), the tab
 that share a place, the docks on the right, at the top, at the bottom (the log). Widgets of a
 hidden dock (a tab behind another) are skipped, as Qt skips every hidden widget; a dock moved
 to another side takes its place in the order there (``keep_tab_order``).
-The chart's own key, ``Ctrl+1`` ("Focus the chart", ``chart.focus``), brings the keyboard back
-to the chart from anywhere, so its keys act again.
+The charts' keys, ``Ctrl+1`` .. ``Ctrl+4`` ("Focus chart N", ``chart.focus`` and the
+chart area's), bring the keyboard back to that chart from anywhere, so its keys act again.
 """
 
 from __future__ import annotations
