@@ -563,6 +563,18 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
+def finplot_importable() -> bool:
+    """Whether this interpreter can run the finplot reference (says why not on stdout, which
+    the bench that started this worker reads)."""
+    try:
+        import finplot  # noqa: F401
+        import pandas  # noqa: F401
+    except ImportError as exc:
+        print(f"finplot is not importable by {sys.executable} ({exc.name})")
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m workstation.bench.chart")
     p.add_argument("--worker", required=True, choices=RENDERERS)
@@ -572,13 +584,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ticks", type=int, default=1000)
     p.add_argument("--budget", type=float, default=1e9)
     args = p.parse_args(argv)
-    if args.worker == "finplot":
-        try:
-            import finplot  # noqa: F401
-            import pandas  # noqa: F401
-        except ImportError as exc:
-            print(f"finplot is not importable by {sys.executable} ({exc.name})")
-            return 3
+    if args.worker == "finplot" and not finplot_importable():
+        return 3
     case = _measure(args.worker, args.data, args.view, args.reps, args.ticks, args.budget)
     print(json.dumps(case), flush=True)
     return 0

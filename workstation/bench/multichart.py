@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import WorkstationError
 from . import report
-from .chart import END_TS, _peak_rss_mb, _worker_env, median_p95
+from .chart import END_TS, _peak_rss_mb, _worker_env, finplot_importable, median_p95
 
 TIMEFRAMES = ("1m", "15m", "1h", "1d")
 WINDOW = (1920, 1080)
@@ -408,13 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ticks", type=int, default=300)
     p.add_argument("--budget", type=float, default=1e9)
     args = p.parse_args(argv)
-    if args.worker == "finplot":
-        try:
-            import finplot  # noqa: F401
-            import pandas  # noqa: F401
-        except ImportError as exc:
-            print(f"finplot is not importable by {sys.executable} ({exc.name})")
-            return 3
+    if args.worker == "finplot" and not finplot_importable():
+        return 3
     case = _measure(args.worker, args.data, args.plan, args.reps, args.ticks, args.budget)
     print(json.dumps(case), flush=True)
     return 0
