@@ -324,6 +324,23 @@ def test_annotations_of_any_timeframe_show_on_every_chart(window, qtbot):
     assert all(hourly.id not in linked.on(chart).trades for chart in area.shown())
 
 
+def test_a_marking_key_on_another_chart_says_where_marks_are_made(window, qtbot):
+    area = window.chart_area
+    area.set_layout("four")
+    area.focus_chart(2)
+    qtbot.waitUntil(area.charts[2].view.hasFocus)
+    before = len(window.annotations.store.list())
+    for key in (Key.Key_L, Key.Key_M, Key.Key_1):
+        window.statusBar().clearMessage()
+        QTest.keyClick(area.charts[2].view, key)
+        assert "marks are made on chart 1 (the 1m chart)" in window.statusBar().currentMessage()
+    assert len(window.annotations.store.list()) == before  # nothing marked on chart 1 by it
+    assert window.annotations.tools.pending is None and window.annotations.tools.mark is None
+    window.statusBar().clearMessage()
+    QTest.keyClick(area.charts[2].view, Key.Key_Plus)  # its own chart keys still act
+    assert window.statusBar().currentMessage() == ""
+
+
 def test_damaged_layout_settings_fall_back_to_the_defaults(qtbot, make_area, settings):
     settings.setValue("charts/timeframes", ["1m", "7m", "1h", "1d"])
     settings.setValue("charts/layout", "nine")

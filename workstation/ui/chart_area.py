@@ -20,7 +20,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QColor, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import QFrame, QGridLayout, QMainWindow, QVBoxLayout, QWidget
 
 from ..errors import WorkstationError
@@ -31,6 +31,7 @@ from ..market.timeframe_stack import TimeframeStack
 from ..market.timeframes import ALL, Timeframe, parse_timeframe
 from ..viewmodel import LinkGroup
 from . import shortcuts
+from .annotations import tools as _annotation_keys  # noqa: F401 - registers _MARKING's keys
 from .chart.chart_widget import ChartWidget
 from .focus import set_tab_order, window_areas
 
@@ -50,6 +51,18 @@ OUTLINE_PX = 2
 def _call(method, value):
     """A slot that calls ``method(value)`` whatever the signal passes (``checked``)."""
     return lambda *_: method(value)
+
+
+_MARKING = ("annotate.long", "annotate.short", "annotate.close", "annotate.mark",
+            "annotate.uptrend", "annotate.downtrend", "annotate.range", "annotate.reviewed",
+            "annotate.delete", "annotate.notes")  # the annotation keys that make or edit marks
+
+
+def _marking_key(event) -> bool:
+    """Whether a key press is one of the keys that make or edit marks (``_MARKING``)."""
+    pressed = QKeySequence(event.keyCombination())
+    return any(QKeySequence(keys).matches(pressed) == QKeySequence.SequenceMatch.ExactMatch
+               for command_id in _MARKING for keys in shortcuts.REGISTRY.command(command_id).keys)
 
 
 def shown_timeframe(wanted: Timeframe, base: Timeframe) -> Timeframe:
@@ -94,6 +107,7 @@ class ChartArea(QWidget):
 
     base_timeframe_requested = Signal(str)
     series_changed = Signal()  # the charts shown or their series changed
+    message = Signal(str)  # a line for the status bar
 
     def __init__(self, primary: ChartWidget, settings: QSettings | None = None,
                  cache_path: Path | None = None, parent: QWidget | None = None):
@@ -224,6 +238,13 @@ class ChartArea(QWidget):
             for i, chart in enumerate(self.shown()):
                 if obj is chart.view:
                     self.activate(i)
+        elif event.type() == event.Type.KeyPress and _marking_key(event) and any(
+                obj is chart.view for chart in self.charts[1:]):
+            tf = self.charts[0].candles.timeframe.name if self.charts[0].candles is not None \
+                else "the data bar's"
+            self.message.emit(f"marks are made on chart 1 (the {tf} chart) and show on every "
+                              f"chart: Ctrl+1 goes there")
+            return True
         return False
 
     def set_layout(self, name: str) -> None:

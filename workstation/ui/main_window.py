@@ -101,6 +101,7 @@ class MainWindow(QMainWindow):
         self.training.state_changed.connect(self._training_state)
         self.live.candles_changed.connect(self._candles_changed)
         self.chart_area.base_timeframe_requested.connect(self._base_timeframe)
+        self.chart_area.message.connect(self._say)
         self.live.state_changed.connect(self._state_changed)
         self.data_bar.open_requested.connect(self._open_requested)
         self.offline.retry_requested.connect(self._retry)
@@ -139,6 +140,9 @@ class MainWindow(QMainWindow):
             self.setWindowTitle(f"Workstation {__version__} — {key.provenance if key else ''}")
         else:
             self.chart_area.base_changed(kind)
+
+    def _say(self, text: str) -> None:
+        self.statusBar().showMessage(text, 10_000)
 
     def _base_timeframe(self, timeframe: str) -> None:
         """Chart 1 steps to another timeframe: the source opens on it."""
