@@ -289,24 +289,30 @@ def median_p95(samples: list[float]) -> tuple[float, float]:
     return float(np.median(a)), float(np.percentile(a, 95))
 
 
+def count_paints(viewport):
+    """An event filter installed on ``viewport``; its ``count`` is the paint events so far."""
+    from PySide6 import QtCore
+
+    class Counter(QtCore.QObject):
+        count = 0
+
+        def eventFilter(self, obj, event):
+            if event.type() == QtCore.QEvent.Type.Paint:
+                self.count += 1
+            return False
+
+    counter = Counter()
+    viewport.installEventFilter(counter)
+    return counter
+
+
 class PaintClock:
     """Counts paint events of a view's viewport, to time a change until its repaint ends."""
 
     def __init__(self, app, viewport):
-        from PySide6 import QtCore
-
-        class Counter(QtCore.QObject):
-            count = 0
-
-            def eventFilter(self, obj, event):
-                if event.type() == QtCore.QEvent.Type.Paint:
-                    self.count += 1
-                return False
-
         self._app = app
         self.cpu_ms: list[float] = []
-        self._counter = Counter()
-        viewport.installEventFilter(self._counter)
+        self._counter = count_paints(viewport)
 
     def time(self, change, timeout: float = 120.0) -> float:
         """Milliseconds from calling ``change()`` until the viewport has painted; the CPU
@@ -324,7 +330,8 @@ class PaintClock:
         return wall
 
 
-def _load(path: str) -> dict[str, np.ndarray]:
+def load_arrays(path: str) -> dict[str, np.ndarray]:
+    """The arrays a bench wrote for its worker (``np.savez``)."""
     with np.load(path) as z:
         return {k: z[k] for k in z.files}
 
@@ -463,7 +470,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
     from PySide6 import QtWidgets
 
     load_at_start = os.getloadavg()[0]  # other work on the machine slows every number
-    data = _load(data_path)
+    data = load_arrays(data_path)
     n = len(data["ts"])
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     cls = {"workstation": _Workstation, "qpicture": _QPicture, "finplot": _Finplot}[renderer]

@@ -33,7 +33,15 @@ import numpy as np
 
 from ..errors import WorkstationError
 from . import report
-from .chart import END_TS, _peak_rss_mb, _worker_env, finplot_importable, median_p95
+from .chart import (
+    END_TS,
+    _peak_rss_mb,
+    _worker_env,
+    count_paints,
+    finplot_importable,
+    load_arrays,
+    median_p95,
+)
 
 TIMEFRAMES = ("1m", "15m", "1h", "1d")
 WINDOW = (1920, 1080)
@@ -193,20 +201,8 @@ class PaintsClock:
     """Counts paint events of several viewports, to time a change until all have painted."""
 
     def __init__(self, app, viewports):
-        from PySide6 import QtCore
-
-        class Counter(QtCore.QObject):
-            count = 0
-
-            def eventFilter(self, obj, event):
-                if event.type() == QtCore.QEvent.Type.Paint:
-                    self.count += 1
-                return False
-
         self._app = app
-        self._counters = [Counter() for _ in viewports]
-        for viewport, counter in zip(viewports, self._counters):
-            viewport.installEventFilter(counter)
+        self._counters = [count_paints(viewport) for viewport in viewports]
 
     def time(self, change, timeout: float = 120.0, moved=None) -> float:
         """Milliseconds from ``change()`` until every viewport has painted (each that
@@ -220,11 +216,6 @@ class PaintsClock:
             if time.perf_counter() - t0 > timeout:
                 raise RuntimeError("not every chart repainted after the change")
         return (time.perf_counter() - t0) * 1000.0
-
-
-def _load(path: str) -> dict[str, np.ndarray]:
-    with np.load(path) as z:
-        return {k: z[k] for k in z.files}
 
 
 class _Workstation:
@@ -337,7 +328,7 @@ def _measure(renderer: str, data_path: str, plan_path: str, reps: int, ticks: in
     from PySide6 import QtWidgets
 
     load_at_start = os.getloadavg()[0]
-    data = _load(data_path)
+    data = load_arrays(data_path)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     target = _Workstation(data) if renderer == "workstation" else _Finplot(data)
     if renderer == "workstation":

@@ -103,7 +103,7 @@ def _cannot_write(what: str, where: str, exc: OSError) -> WorkstationError:
 def _for_cluster(args) -> None:
     from ..market.sources import load_series
     from ..ml.handoff import SCRIPT_FILE, pack_for_cluster
-    from ..ml.job import market_annotations
+    from ..ml.job import manifest_reference, market_annotations
     from ..ml.manifest import read_manifest, series_of
     from ..paths import app_paths
 
@@ -111,15 +111,12 @@ def _for_cluster(args) -> None:
     manifest = read_manifest(run_dir)
     series = series_of(manifest)
     candles, _key = load_series(args.source or series.source, series.symbol, series.timeframe)
-    reference = None
-    if manifest.get("reference"):
-        ref = series_of(manifest, "reference")
-        reference, _key = load_series(args.reference_source or ref.source, ref.symbol,
-                                      ref.timeframe)
+    reference = manifest_reference(manifest, args.reference_source)
     marks = (market_annotations(app_paths().annotations_db, series.market)
              if manifest["labels"].get("sha256") else [])
     try:
-        packed = pack_for_cluster(run_dir, Path(args.for_cluster), candles, marks, reference)
+        packed = pack_for_cluster(run_dir, Path(args.for_cluster), candles, marks,
+                                  reference.candles if reference is not None else None)
     except OSError as exc:
         raise _cannot_write("the packed run", args.for_cluster, exc) from None
     print(f"packed run {args.run} into {packed.folder}: {packed.candles:,} candles, "

@@ -209,19 +209,6 @@ def _manifest(args) -> dict | None:
     return read_manifest(args.config)
 
 
-def _manifest_reference(manifest: dict, source: str | None):
-    """The reference candles a manifest's run used (None: it used none), from ``source`` or
-    where the run had them, refused unless they hash the same."""
-    from ..market.sources import load_series
-    from ..ml.job import Reference
-
-    if not manifest.get("reference"):
-        return None
-    series = series_of(manifest, "reference")
-    candles, key = load_series(source or series.source, series.symbol, series.timeframe)
-    return Reference(check_candles(manifest, candles, "reference"), key)
-
-
 def _train(args, stop: threading.Event):
     from ..market.sources import load_series
     from ..ml import job
@@ -236,7 +223,7 @@ def _train(args, stop: threading.Event):
         candles, key = load_series(args.source or series.source, args.symbol or series.symbol,
                                    args.timeframe or series.timeframe)
         candles = check_candles(manifest, candles)  # the very candles the run had
-        reference = _manifest_reference(manifest, args.reference_source)
+        reference = job.manifest_reference(manifest, args.reference_source)
         print(f"training again the run {manifest.get('run_id')} records: its settings, seed "
               f"and {len(candles):,} candles of {key.provenance}", file=sys.stderr)
     else:

@@ -203,6 +203,19 @@ def load_reference(features: FeatureSpec, series: SeriesKey, source: str | None 
     return Reference(candles, key)
 
 
+def manifest_reference(manifest: dict, source: str | None = None) -> Reference | None:
+    """The reference candles a manifest's run used (None: it used none), read from
+    ``source`` or where the run had them, refused unless they hash the same."""
+    from ..market.sources import load_series
+    from .manifest import check_candles, series_of
+
+    if not manifest.get("reference"):
+        return None
+    series = series_of(manifest, "reference")
+    candles, key = load_series(source or series.source, series.symbol, series.timeframe)
+    return Reference(check_candles(manifest, candles, "reference"), key)
+
+
 def training_data(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
                   annotations_db: Path | None, reference: Reference | None = None
                   ) -> tuple[TrainingData, LabelledSeries]:
