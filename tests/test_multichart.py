@@ -324,21 +324,78 @@ def test_annotations_of_any_timeframe_show_on_every_chart(window, qtbot):
     assert all(hourly.id not in linked.on(chart).trades for chart in area.shown())
 
 
-def test_a_marking_key_on_another_chart_says_where_marks_are_made(window, qtbot):
-    area = window.chart_area
+def test_the_annotation_keys_act_on_the_active_chart_in_its_timeframe(window, qtbot):
+    area, layer = window.chart_area, window.annotations
     area.set_layout("four")
+    hourly = area.charts[2]
     area.focus_chart(2)
-    qtbot.waitUntil(area.charts[2].view.hasFocus)
-    before = len(window.annotations.store.list())
-    for key in (Key.Key_L, Key.Key_M, Key.Key_1):
-        window.statusBar().clearMessage()
-        QTest.keyClick(area.charts[2].view, key)
-        assert "marks are made on chart 1 (the 1m chart)" in window.statusBar().currentMessage()
-    assert len(window.annotations.store.list()) == before  # nothing marked on chart 1 by it
-    assert window.annotations.tools.pending is None and window.annotations.tools.mark is None
-    window.statusBar().clearMessage()
-    QTest.keyClick(area.charts[2].view, Key.Key_Plus)  # its own chart keys still act
-    assert window.statusBar().currentMessage() == ""
+    qtbot.waitUntil(hourly.view.hasFocus)
+    assert layer.target is hourly and layer.series == (KEY.market, "1h")
+    assert "1h · chart 3 (1h)" in layer.dock.series_label.text()
+    hourly.set_cursor(len(hourly.candles) - 40)
+    QTest.keyClick(hourly.view, Key.Key_L)  # a long entry on the hourly chart ...
+    assert layer.tools.pending is not None
+    area.focus_chart(0)
+    qtbot.waitUntil(window.chart.view.hasFocus)
+    assert layer.target is window.chart and layer.tools.pending is None  # ... not chart 1's
+    area.focus_chart(2)
+    qtbot.waitUntil(hourly.view.hasFocus)
+    assert layer.tools.pending is not None  # it waited on its own chart
+    for _ in range(5):
+        QTest.keyClick(hourly.view, Key.Key_Right)
+    QTest.keyClick(hourly.view, Key.Key_X)
+    [trade] = window.annotations.store.list()
+    c = hourly.candles
+    assert trade.timeframe == "1h" and trade.symbol == KEY.symbol
+    assert (trade.entry_ts, trade.exit_ts) == (int(c.ts[-40]), int(c.ts[-35]))
+    assert trade.exit_price == float(c.close[-35])
+    assert layer.model.rowCount() == 1  # the list holds the active chart's series
+    for chart in area.shown():  # and every chart of the market shows it
+        assert trade.id in window.linked_annotations.on(chart).trades
+    assert trade.id not in layer.graphics.trades  # chart 1's own layer: its 1m marks only
+
+    quarter = area.charts[1]  # 15m: a region from a mark
+    area.focus_chart(1)
+    qtbot.waitUntil(quarter.view.hasFocus)
+    quarter.set_cursor(len(quarter.candles) - 30)
+    QTest.keyClick(quarter.view, Key.Key_M)
+    for _ in range(8):
+        QTest.keyClick(quarter.view, Key.Key_Right)
+    QTest.keyClick(quarter.view, Key.Key_1)
+    [region] = [a for a in window.annotations.store.list() if a.id != trade.id]
+    q = quarter.candles
+    assert (region.timeframe, region.label) == ("15m", "uptrend")
+    assert (region.start_ts, region.end_ts) == (int(q.ts[-30]), int(q.ts[-22]))
+
+    area.focus_chart(2)  # Del on the hourly chart deletes the hourly trade; Ctrl+Z undoes it
+    qtbot.waitUntil(hourly.view.hasFocus)
+    hourly.set_cursor(len(hourly.candles) - 38)
+    QTest.keyClick(hourly.view, Key.Key_Delete)
+    assert [a.id for a in window.annotations.store.list()] == [region.id]
+    assert all(trade.id not in window.linked_annotations.on(chart).trades
+               for chart in area.shown())
+    QTest.keyClick(hourly.view, Key.Key_Z, CTRL)
+    assert len(window.annotations.store.list()) == 2
+    QTest.keyClick(hourly.view, Key.Key_Home)
+    QTest.keyClick(hourly.view, Key.Key_N)  # the next annotation of this chart's series
+    assert hourly.cursor_index == len(hourly.candles) - 40
+    assert layer.selected is not None and layer.selected.id == trade.id
+    assert window.linked_annotations.on(hourly).selected.id == trade.id
+    assert window.linked_annotations.on(area.charts[1]).selected is None
+
+
+def test_marks_on_a_chart_that_kept_another_symbol_are_refused(window, qtbot):
+    area = window.chart_area
+    area.set_layout("side_by_side")
+    area.toggle_link("symbol")  # unlinked: chart 2 keeps DEMO/USDT when chart 1 switches
+    window.live.key = SeriesKey("demo", "OTHER/USDT", "1m")
+    window.live.candles_changed.emit("reset")
+    assert 1 in area.frozen
+    area.focus_chart(1)
+    qtbot.waitUntil(area.charts[1].view.hasFocus)
+    QTest.keyClick(area.charts[1].view, Key.Key_L)
+    assert "another symbol's candles, not live" in window.statusBar().currentMessage()
+    assert window.annotations.tools.pending is None
 
 
 def test_damaged_layout_settings_fall_back_to_the_defaults(qtbot, make_area, settings):

@@ -8,7 +8,9 @@ from the mark to the cursor (either order), which clears the mark. ``click`` (wh
 annotate" is on) opens an entry in the last direction chosen (long until one was chosen), and
 the next click closes it.
 
-A trade must close on a later candle than it opened, and may not be held at the same time as
+A trade is priced at closed candles only (a forming candle's close is not known yet: on a
+higher-timeframe chart that can be a day away) and must close on a later candle than it
+opened, and may not be held at the same time as
 another trade of its market on any timeframe (``overlap``, the rule training and imports use
 too); a refusal names the other trade. Each method checks a request and returns the annotation
 to write, or raises ``ToolRefused`` with a message for the trader.
@@ -46,12 +48,17 @@ class Mark:
     ts: int
 
 
-def _candle(candles: Candles | None, index: int) -> tuple[int, float, int]:
-    """Open time, close and timeframe length (ms) of candle ``index``, or a refusal."""
+def _candle(candles: Candles | None, index: int, *, priced: bool = False
+            ) -> tuple[int, float, int]:
+    """Open time, close and timeframe length (ms) of candle ``index``, or a refusal; a trade's
+    price (``priced``) is never taken from a candle still forming, whose close is not known."""
     if candles is None or not len(candles):
         raise ToolRefused("No candles on the chart: open a data source first")
     if not 0 <= index < len(candles):
         raise ToolRefused("Put the cursor on a candle first")
+    if priced and index == len(candles) - 1 and not candles.last_closed:
+        raise ToolRefused(f"The cursor {candles.timeframe.name} candle is still forming: a "
+                          "trade is priced at a closed candle's close (move the cursor back)")
     return int(candles.ts[index]), float(candles.close[index]), candles.timeframe.ms
 
 
@@ -74,7 +81,7 @@ class AnnotationTools:
              trades: Iterable[Trade] = ()) -> PendingEntry:
         """Open (or move) the pending entry at the close of candle ``index``."""
         direction = Direction(direction)
-        ts, price, timeframe_ms = _candle(candles, index)
+        ts, price, timeframe_ms = _candle(candles, index, priced=True)
         acted = ts + timeframe_ms
         for trade in trades:
             start, end = trade.held
@@ -93,7 +100,7 @@ class AnnotationTools:
         pending = self.pending
         if pending is None:
             raise ToolRefused("No open entry to close: press L (long) or S (short) first")
-        ts, price, _ = _candle(candles, index)
+        ts, price, _ = _candle(candles, index, priced=True)
         if ts <= pending.ts:
             raise ToolRefused("Move the cursor to a candle after the entry to close the trade "
                               "(Esc cancels the entry)")

@@ -1,10 +1,11 @@
 """``ChartArea``: one, two (side by side or stacked) or four charts in the window's centre.
 
-Chart 1 is the window's chart (the annotation tools, training and the Backtest view use it);
-its timeframe is the data bar's and is the base of a ``TimeframeStack``: every other chart
-shows a higher timeframe resampled from it in memory (older candles of that timeframe come
-from the candle cache when it has them), so the charts never disagree. The layout, each
-chart's timeframe, the active chart and the links persist in the window's settings.
+Chart 1 is the window's chart (training and the Backtest view use it; the annotation keys act
+on the active chart, whose series ``series_key`` says). Its timeframe is the data bar's and is
+the base of a ``TimeframeStack``: every other chart shows a higher timeframe resampled from it
+in memory (older candles of that timeframe come from the candle cache when it has them), so
+the charts never disagree. The layout, each chart's timeframe, the active chart and the links
+persist in the window's settings.
 
 Keys (the "Charts" group of ``shortcuts``): Ctrl+1 .. Ctrl+4 bring the charts forward and
 make that chart active (outlined; its chart keys act); Alt+1 .. Alt+4 pick the layout;
@@ -20,7 +21,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QKeySequence, QPainter, QPen
+from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QFrame, QGridLayout, QMainWindow, QVBoxLayout, QWidget
 
 from ..errors import WorkstationError
@@ -31,7 +32,6 @@ from ..market.timeframe_stack import TimeframeStack
 from ..market.timeframes import ALL, Timeframe, parse_timeframe
 from ..viewmodel import LinkGroup
 from . import shortcuts
-from .annotations import tools as _annotation_keys  # noqa: F401 - registers _MARKING's keys
 from .chart.chart_widget import ChartWidget
 from .focus import set_tab_order, window_areas
 
@@ -51,18 +51,6 @@ OUTLINE_PX = 2
 def _call(method, value):
     """A slot that calls ``method(value)`` whatever the signal passes (``checked``)."""
     return lambda *_: method(value)
-
-
-_MARKING = ("annotate.long", "annotate.short", "annotate.close", "annotate.mark",
-            "annotate.uptrend", "annotate.downtrend", "annotate.range", "annotate.reviewed",
-            "annotate.delete", "annotate.notes")  # the annotation keys that make or edit marks
-
-
-def _marking_key(event) -> bool:
-    """Whether a key press is one of the keys that make or edit marks (``_MARKING``)."""
-    pressed = QKeySequence(event.keyCombination())
-    return any(QKeySequence(keys).matches(pressed) == QKeySequence.SequenceMatch.ExactMatch
-               for command_id in _MARKING for keys in shortcuts.REGISTRY.command(command_id).keys)
 
 
 def shown_timeframe(wanted: Timeframe, base: Timeframe) -> Timeframe:
@@ -106,6 +94,7 @@ class ChartArea(QWidget):
     another timeframe, which means opening the source on it (the window does)."""
 
     base_timeframe_requested = Signal(str)
+    active_changed = Signal(int)  # the index of the chart that became active
     series_changed = Signal()  # the charts shown or their series changed
     message = Signal(str)  # a line for the status bar
 
@@ -238,13 +227,6 @@ class ChartArea(QWidget):
             for i, chart in enumerate(self.shown()):
                 if obj is chart.view:
                     self.activate(i)
-        elif event.type() == event.Type.KeyPress and _marking_key(event) and any(
-                obj is chart.view for chart in self.charts[1:]):
-            tf = self.charts[0].candles.timeframe.name if self.charts[0].candles is not None \
-                else "the data bar's"
-            self.message.emit(f"marks are made on chart 1 (the {tf} chart) and show on every "
-                              f"chart: Ctrl+1 goes there")
-            return True
         return False
 
     def set_layout(self, name: str) -> None:
@@ -279,10 +261,13 @@ class ChartArea(QWidget):
         """Make chart ``index`` (0-based, of the layout) the active one: outlined, its keys
         act."""
         index = min(max(int(index), 0), len(self.shown()) - 1)
+        changed = index != self.active
         self.active = index
         for i, frame in enumerate(self.frames):
             frame.set_active(i == index and len(self.shown()) > 1)
         self._save()
+        if changed:
+            self.active_changed.emit(index)
 
     def focus_chart(self, index: int) -> None:
         """Bring the charts forward and give chart ``index`` the keyboard; a chart the layout
@@ -382,6 +367,15 @@ class ChartArea(QWidget):
                 chart.set_candles(self.stack.candles(self.timeframe_of(i)), self._key_of(i))
             elif changed is not None:
                 chart.candles_changed(changed)
+
+    def series_key(self, index: int) -> SeriesKey | None:
+        """The live series chart ``index`` shows: None when there is none, or when it kept
+        another symbol's candles."""
+        return None if index in self.frozen else self._key_of(index)
+
+    def name_of(self, index: int) -> str:
+        """How messages name chart ``index``: "chart 2 (15m)"."""
+        return f"chart {index + 1} ({self.timeframe_of(index).name})"
 
     def _key_of(self, index: int) -> SeriesKey | None:
         key = self.key

@@ -1,9 +1,10 @@
 """``LinkedAnnotations``: a market's annotations on every chart of the area, whatever
 timeframe they were made on, at their time span.
 
-Chart 1's annotation layer (``annotations.dock``) draws and edits those of its own timeframe;
-this draws the rest there, and all of them on the other charts (except a chart that kept
-another symbol's candles), and follows every change to the store.
+Chart 1's annotation layer (``annotations.dock``) draws those of its own timeframe; this draws
+the rest there, and all of them on the other charts (except a chart that kept another
+symbol's candles), follows every change to the store, and highlights the annotation selected
+on the chart the keys act on.
 """
 
 from __future__ import annotations
@@ -43,6 +44,13 @@ class LinkedAnnotations:
                 graphics.set_annotations([a for a in found if a.timeframe != key.timeframe.name])
             else:
                 graphics.set_annotations(found)
+
+    def select(self, chart, ann) -> None:
+        """Highlight ``ann`` (None: nothing) on ``chart``, and nothing on the others."""
+        for other in self.area.charts:
+            graphics = self.graphics.get(id(other))
+            if graphics is not None:
+                graphics.set_selected(ann if other is chart else None)
 
     def _store_changed(self, change: StoreChange) -> None:
         key = self.area.key

@@ -88,6 +88,12 @@ class MainWindow(QMainWindow):
 
         self.annotations = AnnotationLayer(paths, self.live, self.chart, self)
         self.linked_annotations = LinkedAnnotations(self.annotations.store, self.chart_area)
+        for other in self.chart_area.charts[1:]:  # the annotation keys act on the active chart
+            self.annotations.attach(other)
+        self.chart_area.active_changed.connect(self._annotation_target)
+        self.chart_area.series_changed.connect(self._annotation_target)
+        self.annotations.selected_changed.connect(self._annotation_selected)
+        self._annotation_target()
         self.addDockWidget(Qt.RightDockWidgetArea, self.annotations.dock)
         self.training = TrainingPanel(paths, self.live, self.chart, self)
         self.training_workspace = TrainingWorkspace(self, self.centre_tabs, self.training,
@@ -140,6 +146,16 @@ class MainWindow(QMainWindow):
             self.setWindowTitle(f"Workstation {__version__} — {key.provenance if key else ''}")
         else:
             self.chart_area.base_changed(kind)
+
+    def _annotation_target(self, *_) -> None:
+        area = self.chart_area
+        index = area.active
+        self.annotations.set_target(area.charts[index], area.series_key(index),
+                                    area.name_of(index) if len(area.shown()) > 1 else "")
+
+    def _annotation_selected(self, ann) -> None:
+        target = self.annotations.target  # chart 1's own layer highlights its own
+        self.linked_annotations.select(None if target is self.chart else target, ann)
 
     def _say(self, text: str) -> None:
         self.statusBar().showMessage(text, 10_000)

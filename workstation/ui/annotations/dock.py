@@ -5,13 +5,20 @@ It joins the store (``paths.annotations_db``), the chart and the tools: the keys
 redo on the whole window) call ``annotations.editing.AnnotationTools``, which turns the cursor
 candle into trades and regions by the core's rules; every change goes through an undoable
 command into the store, and the store's change notice updates the chart and the list one
-annotation at a time. It shows the annotations of the series on screen (``live.key``'s
-market, real or demo, and timeframe) and reloads them when the series is reset; trades of the
-market held at the same time (``annotations.overlap``, e.g. from an old file) are marked in
-the list. What the trainer learns from them (the candles it counts as reviewed and, with "Show
-training labels", each candle's position and regime) is asked of the core by
-``labels.TrainerLabels`` after the market's annotations or the series change, and drawn in the
-lanes along the top of the chart.
+annotation at a time. It shows the annotations of the target series and reloads them when the
+series is reset; trades of the market held at the same time (``annotations.overlap``, e.g.
+from an old file) are marked in the list.
+
+The keys act on the *target* chart, the chart area's active one (``set_target``; chart 1,
+whose series is ``live.key``'s market, real or demo, and timeframe, until another is made
+active): the tool's pending entry and mark belong to the chart they were made on, a trade or
+region made there has that chart's timeframe, and the list, Del, N / P and E are about that
+chart's series. Chart 1 (``chart``) keeps drawing its own timeframe's annotations and the
+trainer's lanes whichever chart is the target (``linked_annotations`` draws the rest). What
+the trainer learns from the market's annotations of every timeframe (the candles it counts as
+reviewed and, with "Show training labels", each candle's position and regime) is asked of the
+core by ``labels.TrainerLabels`` after they or the series change, and drawn in the lanes along
+the top of chart 1.
 
 Clicks: with "Click to annotate" on, a click opens an entry and the next click closes it
 (``tools``). It is off by default: a click on the chart also moves the cursor, which is how a
@@ -48,7 +55,7 @@ from ...annotations.editing import AnnotationTools, ToolRefused
 from ...annotations.model import Annotation, AnnotationError, Direction, RegionLabel, Trade
 from ...annotations.overlap import overlapping_pairs
 from ...annotations.store import AnnotationStore
-from ...market.series import MarketKey
+from ...market.series import MarketKey, SeriesKey
 from ...paths import AppPaths
 from ...timeparse import format_minute
 from ..chart.chart_widget import ChartWidget
@@ -78,6 +85,11 @@ _ICONS = {"annotate.long": "long", "annotate.short": "short", "annotate.close": 
           "annotate.mark": "mark", "annotate.delete": "delete", "annotate.notes": "notes",
           "annotate.undo": "undo", "annotate.redo": "redo", "annotate.export": "export",
           "annotate.import": "import"}
+
+
+def _series_of(key: SeriesKey | None) -> tuple[MarketKey, str] | None:
+    """A series' market and timeframe name, as annotations record them."""
+    return (key.market, key.timeframe.name) if key is not None else None
 
 
 class AnnotationDock(QDockWidget):
@@ -119,12 +131,15 @@ class AnnotationDock(QDockWidget):
         self.totals = QLabel()
         self.totals.setWordWrap(True)
         self.totals.setObjectName("annotationTotals")
+        self.series_label = QLabel()
+        self.series_label.setObjectName("annotationSeries")
         top = QHBoxLayout()
         top.addWidget(self.filter, 1)
         top.addWidget(self.kind)
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.series_label)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.totals)
@@ -141,6 +156,15 @@ class AnnotationDock(QDockWidget):
         self.table.activated.connect(self._activated)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.update_totals()
+
+    def show_series(self, series: tuple[MarketKey, str] | None, chart: str = "") -> None:
+        """Say whose annotations the list holds: the series of the chart the keys act on."""
+        if series is None:
+            text = f"{chart}: not a live series" if chart else "No series on the chart"
+        else:
+            demo = " (demo)" if series[0].kind == "demo" else ""
+            text = f"{series[0].symbol}{demo} {series[1]}" + (f" · {chart}" if chart else "")
+        self.series_label.setText(text)
 
     def update_totals(self) -> None:
         self.totals.setText(self.proxy.totals().text())
@@ -171,6 +195,7 @@ class AnnotationLayer(QObject):
     ``file_actions()``: export and import; ``close()`` at shutdown."""
 
     message = Signal(str)
+    selected_changed = Signal(object)  # Annotation | None: selected on the target chart
 
     def __init__(self, paths: AppPaths, live: LiveData, chart: ChartWidget,
                  parent: QMainWindow):
@@ -178,20 +203,25 @@ class AnnotationLayer(QObject):
         self.paths = paths
         self.live = live
         self.chart = chart
+        self.target = chart  # the chart the keys act on
+        self.target_name = ""  # how the status line names it ("" for chart 1)
+        self._target_key: SeriesKey | None = None  # its series, when it is not chart 1
+        self.charts: list[ChartWidget] = []  # every chart the keys act on (``attach``)
         self.window = parent
         self.store = AnnotationStore(paths.annotations_db)
         self.settings = QSettings(str(paths.config_dir / "workstation.ini"),
                                   QSettings.Format.IniFormat)
         self.undo_stack = QUndoStack(self)
-        self.tools = AnnotationTools()
+        self._tools: dict[int, tuple[tuple[MarketKey, str] | None, AnnotationTools]] = {}
+        self._previews: dict[int, PreviewOverlays] = {}
         self.graphics = AnnotationGraphics(chart)
-        self.preview = PreviewOverlays(chart)
         self.labels = TrainerLabels(paths.annotations_db, live, self)
         self.labels.changed.connect(self.graphics.set_labels)
         self.model = AnnotationTableModel(self)
         self.dock = AnnotationDock(self.model, parent)
-        self.series: tuple[MarketKey, str] | None = None  # market and timeframe on screen
-        self.annotations: dict[str, Annotation] = {}
+        self.base_series: tuple[MarketKey, str] | None = None  # chart 1's market, timeframe
+        self.series: tuple[MarketKey, str] | None = None  # the target's market and timeframe
+        self.annotations: dict[str, Annotation] = {}  # the target series'
         self.selected: Annotation | None = None
         self.last_message = ""
         self.closed = False
@@ -199,8 +229,7 @@ class AnnotationLayer(QObject):
         self.command_actions = self._create_actions()
         self._unsubscribe = self.store.subscribe(self._store_changed)
         live.candles_changed.connect(self._candles_changed, Qt.ConnectionType.QueuedConnection)
-        chart.cursor_moved.connect(self._cursor_moved)
-        chart.candle_clicked.connect(self._candle_clicked)
+        self.attach(chart)
         self.dock.activated.connect(self.go_to)
         self.dock.selected.connect(self._select)
         if live.key is not None and chart.candles is not None:
@@ -253,6 +282,52 @@ class AnnotationLayer(QObject):
     def _labeller(self, label: RegionLabel):
         return lambda: self.label_range(label)
 
+    def attach(self, chart: ChartWidget) -> None:
+        """Let the chart keys act while ``chart`` has the keyboard (on the target chart: the
+        chart area makes the focused chart the target), and follow its cursor and clicks."""
+        if chart in self.charts:
+            return
+        self.charts.append(chart)
+        if chart is not self.chart:
+            for action in self.command_actions.values():
+                if action.parent() is self.chart:  # a chart key: one action, one more place
+                    chart.addAction(action)
+        chart.cursor_moved.connect(self._cursor_moved)
+        chart.candle_clicked.connect(self._candle_clicked)
+
+    def set_target(self, chart: ChartWidget, key: SeriesKey | None, name: str = "") -> None:
+        """Make ``chart`` (attached) the one the keys act on, showing ``key``'s series (None:
+        it shows no live series of its own, and marks there are refused); ``name`` says which
+        chart it is in messages. Chart 1's series is always the live one."""
+        key = None if chart is self.chart else key
+        if (chart, key, name) == (self.target, self._target_key, self.target_name):
+            return
+        if chart is not self.target:
+            self._select(None)
+        self.target, self._target_key, self.target_name = chart, key, name
+        self.reload()
+
+    @property
+    def target_key(self) -> SeriesKey | None:
+        return self.live.key if self.target is self.chart else self._target_key
+
+    @property
+    def tools(self) -> AnnotationTools:
+        """The target chart's tool: its pending entry and mark, for its series (a new series
+        starts a new tool)."""
+        series, tools = self._tools.get(id(self.target), (None, None))
+        if tools is None or series != self.series:
+            tools = AnnotationTools()
+            self._tools[id(self.target)] = (self.series, tools)
+        return tools
+
+    @property
+    def preview(self) -> PreviewOverlays:
+        preview = self._previews.get(id(self.target))
+        if preview is None:
+            preview = self._previews[id(self.target)] = PreviewOverlays(self.target)
+        return preview
+
     def file_actions(self) -> list[QAction]:
         """Export annotations… and Import annotations…, for the File menu."""
         return list(self._file_actions)
@@ -291,21 +366,29 @@ class AnnotationLayer(QObject):
             self._show_preview()
 
     def reload(self) -> None:
-        """Load the annotations of the series on screen (after a reset of the series)."""
-        key = self.live.key
-        series = (key.market, key.timeframe.name) if key is not None else None
-        if series != self.series:
+        """Load the annotations of chart 1's series (after a reset of the series) and of the
+        target's."""
+        base = _series_of(self.live.key)
+        if base != self.base_series:  # another market or timeframe: its own undo history
             self.undo_stack.clear()
-            self.tools.reset()
-            self.series = series
-        found = self.store.list(market=series[0], timeframe=series[1]) if series else []
+            for _series, tools in self._tools.values():
+                tools.reset()
+            self.base_series = base
+        self.series = _series_of(self.target_key)
+        found = self.store.list(market=self.series[0], timeframe=self.series[1]) \
+            if self.series else []
         self.annotations = {a.id: a for a in found}
         if self.selected is not None and self.selected.id not in self.annotations:
             self.selected = None
         self.model.set_annotations(found)
+        self.dock.show_series(self.series, self.target_name)
         self._show_overlaps()
-        self.graphics.set_annotations(found)
-        self.graphics.set_selected(self.selected)
+        if self.target is self.chart:
+            on_chart_1 = found
+        else:
+            on_chart_1 = self.store.list(market=base[0], timeframe=base[1]) if base else []
+        self.graphics.set_annotations(on_chart_1)
+        self._select(self.selected)
         self._show_preview()
         self.labels.schedule()
 
@@ -326,22 +409,25 @@ class AnnotationLayer(QObject):
                                            for a in change.annotations):
             self.labels.schedule()  # every timeframe of the market counts for the trainer
         mine = [a for a in change.annotations if (a.market_key, a.timeframe) == self.series]
-        if not mine:
-            return
-        if len(mine) > BULK_CHANGE:
+        on_chart_1 = [a for a in change.annotations
+                      if (a.market_key, a.timeframe) == self.base_series]
+        if len(mine) > BULK_CHANGE or len(on_chart_1) > BULK_CHANGE:
             self.reload()
             return
+        for ann in on_chart_1:
+            if change.action == "deleted":
+                self.graphics.remove(ann.id)
+            else:
+                self.graphics.put(ann)
         for ann in mine:
             if change.action == "deleted":
                 self.annotations.pop(ann.id, None)
                 self.model.remove(ann.id)
-                self.graphics.remove(ann.id)
                 if self.selected is not None and self.selected.id == ann.id:
                     self.selected = None
             else:
                 self.annotations[ann.id] = ann
                 self.model.put(ann)
-                self.graphics.put(ann)
                 if self.selected is not None and self.selected.id == ann.id:
                     self.selected = ann
 
@@ -351,8 +437,9 @@ class AnnotationLayer(QObject):
             return
         self.closed = True
         self.live.candles_changed.disconnect(self._candles_changed)
-        self.chart.cursor_moved.disconnect(self._cursor_moved)
-        self.chart.candle_clicked.disconnect(self._candle_clicked)
+        for chart in self.charts:
+            chart.cursor_moved.disconnect(self._cursor_moved)
+            chart.candle_clicked.disconnect(self._candle_clicked)
         self.undo_stack.clear()
         for action in (*self.command_actions.values(), *self._file_actions):
             action.setEnabled(False)
@@ -374,13 +461,18 @@ class AnnotationLayer(QObject):
         return self.store.trades(self.market) if self.market is not None else []
 
     def _ready(self) -> bool:
-        if self.series is None or self.chart.candles is None or not len(self.chart.candles):
+        candles = self.target.candles
+        if self.series is None and self.target is not self.chart and candles is not None:
+            self._say(f"{self.target_name or 'This chart'} shows another symbol's candles, "
+                      "not live: marks are made on a chart of the live symbol")
+            return False
+        if self.series is None or candles is None or not len(candles):
             self._say("No candles on the chart: open a data source first")
             return False
         return True
 
     def _show_preview(self) -> None:
-        self.preview.show(self.tools, self.chart.candles, self.chart.cursor_index)
+        self.preview.show(self.tools, self.target.candles, self.target.cursor_index)
 
     def _cursor_moved(self, _ts) -> None:
         if self.tools.pending is not None or self.tools.mark is not None:
@@ -404,7 +496,7 @@ class AnnotationLayer(QObject):
         if not self._ready():
             return
         try:
-            entry = self.tools.open(direction, self.chart.candles, self.chart.cursor_index,
+            entry = self.tools.open(direction, self.target.candles, self.target.cursor_index,
                                     self._trades())
         except ToolRefused as exc:
             self._say(str(exc))
@@ -417,7 +509,7 @@ class AnnotationLayer(QObject):
         if not self._ready():
             return
         try:
-            trade = self.tools.close(self.chart.candles, self.chart.cursor_index,
+            trade = self.tools.close(self.target.candles, self.target.cursor_index,
                                      *self.series, self._trades())
         except ToolRefused as exc:
             self._say(str(exc))
@@ -436,7 +528,7 @@ class AnnotationLayer(QObject):
     def set_mark(self) -> None:
         if not self._ready():
             return
-        self.tools.set_mark(self.chart.candles, self.chart.cursor_index)
+        self.tools.set_mark(self.target.candles, self.target.cursor_index)
         self._show_preview()
         self._say("Mark set: move the cursor to the range's other end and press "
                   "1 (uptrend), 2 (downtrend), 3 (range) or 4 (reviewed)")
@@ -445,7 +537,7 @@ class AnnotationLayer(QObject):
         if not self._ready():
             return
         try:
-            region = self.tools.label(label, self.chart.candles, self.chart.cursor_index,
+            region = self.tools.label(label, self.target.candles, self.target.cursor_index,
                                       *self.series)
         except ToolRefused as exc:
             self._say(str(exc))
@@ -459,7 +551,7 @@ class AnnotationLayer(QObject):
         if not self.click_mode or not self._ready():
             return
         try:
-            result = self.tools.click(self.chart.candles, index, *self.series, self._trades())
+            result = self.tools.click(self.target.candles, index, *self.series, self._trades())
         except ToolRefused as exc:
             self._say(str(exc))
             return
@@ -475,7 +567,7 @@ class AnnotationLayer(QObject):
     def annotation_at(self, index: int) -> Annotation | None:
         """The annotation on candle ``index``: the one selected in the list if it is there,
         else the shortest one covering the candle (the newest of equals)."""
-        c = self.chart.candles
+        c = self.target.candles
         if c is None or not 0 <= index < len(c):
             return None
         t0 = int(c.ts[index])
@@ -488,7 +580,7 @@ class AnnotationLayer(QObject):
         return min(hits, key=lambda a: (a.span[1] - a.span[0], -a.updated_at))
 
     def delete_at_cursor(self) -> None:
-        ann = self.annotation_at(self.chart.cursor_index)
+        ann = self.annotation_at(self.target.cursor_index)
         if ann is None:
             self._say("No annotation on the cursor candle")
             return
@@ -497,14 +589,14 @@ class AnnotationLayer(QObject):
 
     def jump(self, step: int) -> None:
         """Move the cursor to the start of the next (``step`` > 0) or previous annotation."""
-        c = self.chart.candles
+        c = self.target.candles
         if c is None or not len(c) or not self.annotations:
             self._say("No annotations on this chart")
             return
         anns = list(self.annotations.values())
         starts = np.fromiter((a.span[0] for a in anns), dtype=np.int64, count=len(anns))
         rows = np.clip(np.searchsorted(c.ts, starts, side="right") - 1, 0, len(c) - 1)
-        cursor = self.chart.cursor_index
+        cursor = self.target.cursor_index
         ahead = rows > cursor if step > 0 else rows < cursor
         if not ahead.any():
             self._say("No annotation after the cursor" if step > 0
@@ -513,31 +605,32 @@ class AnnotationLayer(QObject):
         target = rows[ahead].min() if step > 0 else rows[ahead].max()
         at = [anns[i] for i in np.flatnonzero(rows == target)]
         ann = min(at, key=lambda a: (a.span[0], a.id))
-        self.chart.set_cursor(int(target))
+        self.target.set_cursor(int(target))
         self._select(ann)
         self.dock.select(ann)
         self._say(f"{describe(ann).capitalize()} at {format_minute(ann.span[0])}")
 
     def go_to(self, ann: Annotation) -> None:
         """Put the chart's cursor on ``ann``'s first candle and give the chart the keys."""
-        c = self.chart.candles
+        c = self.target.candles
         if ann is None or c is None or not len(c):
             return
         index = min(max(c.index_of(ann.span[0]), 0), len(c) - 1)
-        self.chart.set_cursor(index)
+        self.target.set_cursor(index)
         self._select(ann)
-        self.chart.view.setFocus()
+        self.target.view.setFocus()
 
     def _select(self, ann: Annotation | None) -> None:
         self.selected = ann
-        self.graphics.set_selected(ann)
+        self.graphics.set_selected(ann if self.target is self.chart else None)
+        self.selected_changed.emit(ann)
 
     def edit_notes(self) -> None:
-        ann = self.annotation_at(self.chart.cursor_index)
+        ann = self.annotation_at(self.target.cursor_index)
         if ann is None:
             self._say("No annotation on the cursor candle to write notes for")
             return
-        self.chart.view.setFocus()  # where the keyboard goes back when the editor closes
+        self.target.view.setFocus()  # where the keyboard goes back when the editor closes
         self.notes_editor.edit(
             f"Notes for the {describe(ann)} at {format_minute(ann.span[0])}:", ann.notes,
             lambda text: self._save_notes(ann.id, text))
