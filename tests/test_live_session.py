@@ -11,7 +11,8 @@ import pytest
 
 from workstation.market.demo import demo_candles
 from workstation.ml.checkpoints import CheckpointStore
-from workstation.ml.events import Failed, LiveEnded, LiveReady, LiveSaved, LiveStep
+from workstation.market.candles import Candles
+from workstation.ml.events import Failed, LiveEnded, LiveReady, LiveSaved, LiveStep, LiveWaiting
 from workstation.ml.live import TAIL_MARGIN, LiveJob, LiveSession
 
 END_TS = 1_700_000_000_000
@@ -38,15 +39,33 @@ def wait(condition, timeout: float = 60.0) -> None:
         time.sleep(0.01)
 
 
+class Clock:
+    """A clock the test moves; ``calls`` counts how often the session read it."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.calls = 0
+
+    def __call__(self) -> float:
+        self.calls += 1
+        return self.now
+
+    def seen(self, times: int = 3) -> None:
+        """Wait until the session has read the clock ``times`` more times."""
+        calls = self.calls
+        wait(lambda: self.calls >= calls + times)
+
+
 @pytest.fixture
 def started(tmp_path):
     sessions = []
 
-    def start(train: bool = True) -> tuple[LiveSession, Recorder, threading.Thread]:
+    def start(train: bool = True, clock=time.monotonic, **job_fields
+              ) -> tuple[LiveSession, Recorder, threading.Thread]:
         job = LiveJob(device="cpu", train=train, checkpoints_root=tmp_path / "ckpt",
-                      provenance="DEMO test", model_overrides={"seq_len": 16})
+                      provenance="DEMO test", model_overrides={"seq_len": 16}, **job_fields)
         recorder = Recorder()
-        session = LiveSession(job, recorder)
+        session = LiveSession(job, recorder, clock=clock)
         thread = threading.Thread(target=session.run, name="live session")
         thread.start()
         sessions.append((session, thread))
@@ -108,3 +127,50 @@ def test_live_inference_without_a_model_fails_with_its_reason(started):
     (failed,) = recorder.of(Failed)
     assert "live inference needs a trained model" in failed.message
     assert session.outcome is failed and not recorder.of(LiveReady)
+
+
+def without(candles: Candles, *rows: int) -> Candles:
+    kept = [i for i in range(len(candles)) if i not in {r % len(candles) for r in rows}]
+    return Candles.from_columns([col[kept] for col in candles.columns()], candles.timeframe)
+
+
+def test_a_step_waits_for_the_reference_candle_then_masks_it(started):
+    series = demo_candles(1200, "1m", seed=4, end_ts=END_TS)
+    btc = demo_candles(1200, "1m", seed=11, end_ts=END_TS)
+    clock = Clock()
+    session, recorder, _thread = started(clock=clock, reference_wait_s=5.0,
+                                         feature_overrides={"reference": "BTC/USDT"})
+    wait(lambda: recorder.of(LiveReady))
+    assert recorder.of(LiveReady)[0].reference == "BTC/USDT"
+
+    # Candle 999 closed, no BTC/USDT offered yet: it waits, however long that takes.
+    assert session.offer(series.slice(0, 1000), 0)
+    wait(lambda: recorder.of(LiveWaiting))
+    (waiting,) = recorder.of(LiveWaiting)
+    assert (waiting.ts, waiting.reference, waiting.wait_s, waiting.offered) == (
+        int(series.ts[999]), "BTC/USDT", 5.0, False)
+    clock.now = 1000.0
+    clock.seen()
+    assert not recorder.of(LiveStep)
+    # BTC/USDT up to candle 998: the wait starts now, and ends 5 s later with 999 masked.
+    session.offer(series.slice(0, 1000), 0, btc.slice(0, 999))
+    clock.seen()
+    clock.now = 1004.0
+    clock.seen()
+    assert not recorder.of(LiveStep) and len(recorder.of(LiveWaiting)) == 1
+    clock.now = 1005.0
+    wait(lambda: recorder.of(LiveStep))
+    assert recorder.of(LiveStep)[0].step.reference_present is False
+
+    # Its candle there at once: no wait, read.
+    session.offer(series.slice(0, 1001), 0, btc.slice(0, 1001))
+    wait(lambda: len(recorder.of(LiveStep)) == 2)
+    assert recorder.of(LiveStep)[1].step.reference_present is True
+    # Missing for good (a later one has closed), or from a reference that will not grow: no
+    # wait, masked.
+    session.offer(series.slice(0, 1002), 0, without(btc.slice(0, 1003), 1001))
+    wait(lambda: len(recorder.of(LiveStep)) == 3)
+    session.offer(series.slice(0, 1003), 0, btc.slice(0, 1002), final=True)
+    wait(lambda: len(recorder.of(LiveStep)) == 4)
+    assert [s.step.reference_present for s in recorder.of(LiveStep)[2:]] == [False, False]
+    assert len(recorder.of(LiveWaiting)) == 1

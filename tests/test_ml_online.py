@@ -294,10 +294,35 @@ def test_with_higher_timeframes_a_live_tail_predicts_as_the_whole_history_does()
     assert short != whole  # 200 candles are too few for the hour's context: it differs
 
 
-def test_live_mode_refuses_a_model_that_reads_a_reference_asset():
+def test_with_a_reference_asset_a_live_tail_predicts_as_the_whole_history_does():
+    """Live mode offers the reference from ``warmup`` candles before the series' tail; the
+    prediction from both tails is the full histories', bit for bit, also where the reference
+    misses candles (masked), and the learner needs the reference's candles to step."""
+    from workstation.ml.context import window_candles
     from workstation.ml.features import FeatureSpec
+    from workstation.ml.live import TAIL_MARGIN
 
-    features = FeatureSpec(reference="BTC/USDT")
-    config = preset_config("tiny", seq_len=32, n_features=features.n_features)
-    with pytest.raises(WorkstationError, match="cannot follow a reference asset yet"):
-        OnlineLearner(config, SPEC, feature_spec=features, train=True)
+    features = FeatureSpec(higher_timeframes=("15m",), reference="BTC/USDT")
+    config = preset_config("tiny", seq_len=32, dropout=0.0, n_features=features.n_features)
+    torch.manual_seed(0)
+    predictor = Predictor(config, features, SPEC)
+    candles = demo_candles(6000, "1m", seed=8, end_ts=1_700_000_000_000)
+    btc = demo_candles(6000, "1m", seed=3, end_ts=1_700_000_000_000)
+    kept = np.ones(len(btc), dtype=bool)
+    kept[np.random.default_rng(1).choice(len(btc), 300, replace=False)] = False
+    kept[-2:] = True, False  # the newest reference candle has not arrived
+    btc = Candles.from_columns([col[kept] for col in btc.columns()], btc.timeframe)
+    tail = window_candles(features, candles.timeframe, config.seq_len) + TAIL_MARGIN
+    for n in (3000, 4321, len(candles)):
+        whole = predictor.predict(candles.slice(0, n), reference=btc)
+        first = int(np.searchsorted(btc.ts, candles.ts[n - tail])) - features.warmup
+        live = predictor.predict(candles.slice(n - tail, n), reference=btc.slice(first, len(btc)))
+        assert live == whole
+    learner = OnlineLearner(config, SPEC, feature_spec=features, train=True)
+    with pytest.raises(WorkstationError, match="also reads BTC/USDT: its candles are needed"):
+        learner.on_closed_candle(candles)
+    step = learner.on_closed_candle(candles, reference=btc)
+    assert step.reference_present is False  # its newest reference candle is missing: masked
+    more = candles.slice(0, len(candles) - 1)
+    learner.reset()
+    assert learner.on_closed_candle(more, reference=btc).reference_present is True

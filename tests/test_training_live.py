@@ -6,11 +6,13 @@ from __future__ import annotations
 import logging
 import threading
 
+import numpy as np
 import pytest
 
 from workstation.market.demo import demo_candles
 from workstation.market.replay import forming_ticks
 from workstation.market.series import SeriesKey
+from workstation.ml.checkpoints import CheckpointStore
 from workstation.ui.chart.chart_widget import ChartWidget
 from workstation.ui.live_data import LiveData
 from workstation.ui.training.prediction_overlay import CURRENT, MARKS
@@ -71,15 +73,14 @@ def wait_live(qtbot, dock) -> None:
 def test_live_training_on_a_fast_replay_predicts_learns_and_marks(qtbot, replay, make_dock,
                                                                    paths, monkeypatch,
                                                                    caplog):
-    from workstation.ml.checkpoints import CheckpointStore
     from workstation.ml.online import OnlineLearner
 
     threads = []
     step = OnlineLearner.on_closed_candle
 
-    def recording_step(self, candles):
+    def recording_step(self, candles, reference=None):
         threads.append(threading.current_thread())
-        return step(self, candles)
+        return step(self, candles, reference)
 
     monkeypatch.setattr(OnlineLearner, "on_closed_candle", recording_step)
     dock = make_dock(replay.live, replay.chart, epochs=1)
@@ -162,8 +163,6 @@ def test_live_mode_follows_a_switch_of_series(qtbot, replay, make_dock):
 
 
 def test_shutdown_in_live_mode_saves_the_online_model(qtbot, replay, make_dock, paths):
-    from workstation.ml.checkpoints import CheckpointStore
-
     dock = make_dock(replay.live, replay.chart, epochs=1)
     dock.start_live_training()
     wait_live(qtbot, dock)
@@ -172,3 +171,53 @@ def test_shutdown_in_live_mode_saves_the_online_model(qtbot, replay, make_dock, 
     assert dock.shutdown(60.0)
     assert not dock.busy and dock.state == "idle"
     assert CheckpointStore(paths.checkpoints_dir).load(dock.current_run_id).step >= 1
+
+
+def test_live_mode_reads_the_demo_reference_asset_at_the_charts_times(qtbot, replay, make_dock,
+                                                                      paths, monkeypatch):
+    """A model that reads BTC/USDT, live on the demo market: the session is offered the demo
+    market's BTC/USDT at exactly the chart's closed candles' times, and nothing is masked."""
+    from workstation.market.demo import demo_anchor
+    from workstation.market.sources import demo_market
+    from workstation.ml.online import OnlineLearner
+
+    demo_anchor(paths.demo_anchor, now_ms=END_TS)  # its BTC/USDT covers the replay's times
+    offered = []
+    step = OnlineLearner.on_closed_candle
+
+    def recording_step(self, candles, reference=None):
+        offered.append((candles, reference))
+        return step(self, candles, reference)
+
+    monkeypatch.setattr(OnlineLearner, "on_closed_candle", recording_step)
+    dock = make_dock(replay.live, replay.chart, epochs=1)
+    dock.settings.reference.setText("BTC/USDT")
+    dock.start_live_training()
+    wait_live(qtbot, dock)
+    assert "reads BTC/USDT" in dock.detail
+    replay.feed(3, qtbot, pause_ms=30)
+    qtbot.waitUntil(lambda: dock.events_seen["LiveStep"] >= 3, timeout=WAIT_MS)
+    candles, reference = offered[-1]
+    assert int(reference.ts[-1]) == int(candles.ts[-1])  # up to the newest closed one only
+    btc = demo_market("BTC/USDT", "1m").candles(int(reference.ts[0]),
+                                               int(reference.ts[-1]) + 60_000)
+    for got, want in zip(reference.columns(), btc.columns()):
+        assert np.array_equal(got, want)
+    assert "masked" not in dock.readout.text("live")
+    dock.stop()
+    qtbot.waitUntil(lambda: dock.state == "idle" and not dock.busy, timeout=WAIT_MS)
+    saved = CheckpointStore(paths.checkpoints_dir).load(dock.current_run_id)
+    assert saved.meta["features"]["reference"] == "BTC/USDT"
+
+
+def test_a_reference_that_cannot_be_followed_stops_live_mode_and_says_why(qtbot, replay,
+                                                                            make_dock):
+    dock = make_dock(replay.live, replay.chart, epochs=1)
+    dock.settings.reference.setText("BTC/USDT")
+    dock.start_live_training()
+    wait_live(qtbot, dock)
+    dock.reference_feed.failed.emit("the reference asset BTC/USDT could not be followed: "
+                                    "binance does not list it")
+    qtbot.waitUntil(lambda: not dock.busy, timeout=WAIT_MS)
+    assert dock.state == "failed"
+    assert "live mode stopped: the reference asset BTC/USDT" in dock.last_error

@@ -185,6 +185,14 @@ def reference_span(reference, candles, spec):
     return reference.slice(lo, max(lo, hi))
 
 
+def reference_has(reference, ts: int) -> bool:
+    """Whether ``reference`` holds a closed candle that opens at ``ts`` (a row at ``ts``
+    reads it; without one, the row's reference columns are masked)."""
+    closed = len(reference) - (0 if reference.last_closed else 1)
+    i = int(np.searchsorted(reference.ts[:closed], int(ts)))
+    return i < closed and int(reference.ts[i]) == int(ts)
+
+
 def as_of(candles, ts: int, reference=None):
     """``candles`` (and ``reference``) as they stood when candle ``ts`` closed: every candle
     up to and including the one that opens at ``ts`` (it must exist), none after."""

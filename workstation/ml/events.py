@@ -192,6 +192,20 @@ class LiveReady:
     history: int
     seq_len: int
     trend_horizon: int
+    reference: str | None = None  # the reference asset the model reads, whose candles to offer
+
+
+@dataclass(frozen=True)
+class LiveWaiting:
+    """The candle ``ts`` closed but the reference asset's candle at ``ts`` has not arrived:
+    the step waits for it, at most ``wait_s`` once the reference is offered (then it is
+    masked, as a missing candle always is); ``offered``: whether any was offered yet."""
+
+    generation: int
+    ts: int
+    reference: str
+    wait_s: float
+    offered: bool
 
 
 @dataclass(frozen=True)

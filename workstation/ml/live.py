@@ -8,8 +8,20 @@ shown (a new ``generation``; results carry their generation, so the window drops
 series it no longer shows), maturing predictions (the learner settles each one once its
 outcome candle has closed) and scoring them: ``RollingAccuracy``, each market head's last 100
 matured predictions beside the majority and persistence baselines of the same outcomes, in
-both live modes. The window only runs ``run()`` on a worker thread, hands it each
-newest candles with ``offer`` and shows the events it reports (``events.LiveReady``,
+both live modes.
+
+A model that reads a reference asset (``FeatureSpec.reference``, e.g. BTC/USDT) needs that
+asset's candles at each candle's time, offered beside the series' (``LiveReady.reference``
+names it). Both close at the same moment, but the reference's may arrive later: the step for
+candle t waits (``LiveWaiting``) until the reference's candle at t is settled, there or
+missing for good (a later one has closed, or the offered reference is ``final``: it will not
+grow), or ``reference_wait_s`` (at most half a candle) has passed since t was first offered
+with a reference; then
+a missing candle is masked, never forward-filled, and the step says so
+(``OnlineStep.reference_present``). Until a reference is offered at all, it waits.
+
+The window only runs ``run()`` on a worker thread, hands it each newest candles with
+``offer`` and shows the events it reports (``events.LiveReady``, ``LiveWaiting``,
 ``LiveStep``, ``LiveSaved``, then ``LiveEnded`` or ``Failed``). Stop it with ``stop`` (a
 ``threading.Event``); a session that trained saves its model as a new run when it ends.
 """
@@ -18,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -29,20 +42,22 @@ import numpy as np
 from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.timeframes import Timeframe
-from .events import Failed, LiveAccuracy, LiveEnded, LiveReady, LiveSaved, LiveStep
+from .events import Failed, LiveAccuracy, LiveEnded, LiveReady, LiveSaved, LiveStep, LiveWaiting
 
 log = logging.getLogger(__name__)
 TAIL_MARGIN = 64  # candles offered beyond what the learner needs, so its windows start inside
 ACCURACY_WINDOW = 100  # matured predictions per head in the rolling accuracy
 _CLASSES = ("down", "flat", "up")  # targets.CANDLE_CLASSES and TREND_CLASSES (no torch here)
 _MOVES_KEPT = 4096  # settled moves remembered for the persistence calls (> window + horizon)
+REFERENCE_WAIT_S = 10.0  # how long a step waits for the reference asset's candle
 
 
 @dataclass(frozen=True)
 class LiveJob:
     """Live inference, with per-candle training when ``train``. The model starts from the
-    latest checkpoint of ``source_run`` (its settings apply), or fresh from ``preset`` and
-    ``model_overrides`` when ``source_run`` is None (only with training). With training, the
+    latest checkpoint of ``source_run`` (its settings apply), or fresh from ``preset``,
+    ``model_overrides`` and ``feature_overrides`` (``FeatureSpec`` fields: higher timeframes,
+    a reference asset) when ``source_run`` is None (only with training). With training, the
     learned model is saved as a new run of ``checkpoints_root`` when live mode ends."""
 
     device: str
@@ -52,7 +67,9 @@ class LiveJob:
     source_run: str | None = None
     preset: str = "tiny"
     model_overrides: dict = field(default_factory=dict)
+    feature_overrides: dict = field(default_factory=dict)
     lr: float = 1e-4
+    reference_wait_s: float = REFERENCE_WAIT_S
 
 
 @dataclass(frozen=True)
@@ -132,6 +149,16 @@ class RollingAccuracy:
         return {head: self.score(head) for head in self.heads}
 
 
+@dataclass(frozen=True)
+class _Offer:
+    """What ``offer`` hands the session's thread."""
+
+    generation: int
+    candles: CandleSnapshot
+    reference: CandleSnapshot | None
+    final: bool
+
+
 def _failure_message(exc: Exception) -> str:
     return str(exc) if isinstance(exc, WorkstationError) else f"{type(exc).__name__}: {exc}"
 
@@ -144,19 +171,24 @@ class LiveSession:
     once ``run`` has returned; ``run_id`` the run it saved."""
 
     def __init__(self, job: LiveJob, on_event: Callable[[object], None],
-                 stop: threading.Event | None = None):
+                 stop: threading.Event | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.job = job
         self.on_event = on_event
         self.stop = stop or threading.Event()
+        self.clock = clock
         self.processed: tuple[int, int] | None = None
         self.history: int | None = None  # known once the learner is built
+        self.reference: str | None = None  # the reference asset the model reads, once built
+        self._warmup = 0
         self._tail: Callable[[Timeframe], int] | None = None  # candles offered, by timeframe
+        self._waiting: tuple[int, int, float | None] | None = None  # generation, ts, since
         self.outcome: LiveEnded | Failed | None = None
         self.run_id: str | None = None
         self.accuracy = RollingAccuracy()
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._pending: tuple[int, CandleSnapshot] | None = None
+        self._pending: _Offer | None = None
 
     # -- the offering side ----------------------------------------------------------------------
     def window_start(self, candles: Candles, generation: int) -> int:
@@ -170,19 +202,51 @@ class LiveSession:
         need = self._tail(candles.timeframe) if self._tail is not None else 0
         return max(0, at - need - TAIL_MARGIN)
 
-    def offer(self, candles: Candles, generation: int) -> bool:
+    def offer(self, candles: Candles, generation: int, reference: Candles | None = None,
+              final: bool = False) -> bool:
         """Hand the session the newest closed candles of series ``generation`` (views, no
-        copy); replaces an offer it has not taken yet. False (nothing offered) until the
+        copy), with the reference asset's when the model reads one (``final``: they will not
+        grow); replaces an offer it has not taken yet. False (nothing offered) until the
         learner is ready or when no candle is closed."""
         if self.history is None:
             return False
         snapshot = CandleSnapshot.of(candles, self.window_start(candles, generation))
         if not len(snapshot):
             return False
+        ref = None
+        if self.reference is not None and reference is not None:
+            first = int(np.searchsorted(reference.ts, snapshot.columns[0][0]))
+            ref = CandleSnapshot.of(reference, first - self._warmup)
         with self._lock:
-            self._pending = (generation, snapshot)
+            self._pending = _Offer(generation, snapshot, ref, bool(final))
         self._wake.set()
         return True
+
+    def _ready(self, offer: _Offer) -> bool:
+        """Whether the offer can be stepped on now (see the module docstring on waiting for
+        the reference asset); the first time it cannot, says so (``LiveWaiting``)."""
+        if self.reference is None:
+            return True
+        ts = int(offer.candles.columns[0][-1])
+        ref = offer.reference
+        if ref is not None and (offer.final or (len(ref) and int(ref.columns[0][-1]) >= ts)):
+            self._waiting = None
+            return True
+        now = self.clock()
+        since = now if ref is not None else None
+        if self._waiting is None or self._waiting[:2] != (offer.generation, ts):
+            self._waiting = (offer.generation, ts, since)
+            self.on_event(LiveWaiting(offer.generation, ts, self.reference,
+                                      self._wait_s(offer), ref is not None))
+        elif self._waiting[2] is None and since is not None:
+            self._waiting = (offer.generation, ts, since)  # the reference is offered now
+        started = self._waiting[2]
+        return started is not None and now - started >= self._wait_s(offer)
+
+    def _wait_s(self, offer: _Offer) -> float:
+        """How long a step waits for the reference: ``reference_wait_s``, at most half a
+        candle (so waiting never makes the session fall behind)."""
+        return min(self.job.reference_wait_s, offer.candles.timeframe.seconds / 2)
 
     # -- the session's thread ---------------------------------------------------------------------
     def run(self) -> None:
@@ -197,12 +261,19 @@ class LiveSession:
                     pending, self._pending = self._pending, None
                 if pending is None or self.stop.is_set():
                     continue
-                if pending[0] != generation:
+                if not self._ready(pending):
+                    with self._lock:  # looked at again, unless a newer offer replaced it
+                        if self._pending is None:
+                            self._pending = pending
+                    continue
+                if pending.generation != generation:
                     if generation is not None:
                         learner.reset()
                     self.accuracy.reset()  # the score is of the series shown
-                    generation = pending[0]
-                step = learner.on_closed_candle(pending[1].candles())
+                    generation = pending.generation
+                reference = pending.reference.candles() if pending.reference is not None \
+                    else None
+                step = learner.on_closed_candle(pending.candles.candles(), reference)
                 if step.new_candles:
                     self.processed = (generation, step.ts)
                     steps += step.train is not None
@@ -223,6 +294,7 @@ class LiveSession:
         from .checkpoints import CheckpointStore
         from .config import preset_config
         from .device import describe, prepare_thread, resolve_device
+        from .features import FeatureSpec
         from .online import OnlineLearner
 
         job = self.job
@@ -232,8 +304,12 @@ class LiveSession:
             loaded = CheckpointStore(job.checkpoints_root).load(job.source_run)
             learner = OnlineLearner(weights=loaded, device=device, train=job.train, lr=job.lr)
         elif job.train:
-            learner = OnlineLearner(preset_config(job.preset, **job.model_overrides),
-                                    device=device, train=True, lr=job.lr)
+            features = FeatureSpec(**{k: v for k, v in job.feature_overrides.items()
+                                      if v is not None})
+            config = preset_config(job.preset, **job.model_overrides,
+                                   n_features=features.n_features)
+            learner = OnlineLearner(config, feature_spec=features, device=device, train=True,
+                                    lr=job.lr)
         else:
             raise WorkstationError("live inference needs a trained model: train one first, "
                                    "or use live inference with per-candle training")
@@ -243,9 +319,11 @@ class LiveSession:
                 + 1)
         spec = learner.feature_spec
         self._tail = lambda timeframe: window_candles(spec, timeframe, rows)  # higher frames
+        self.reference, self._warmup = spec.reference or None, spec.warmup
         self.history = rows + spec.warmup  # set last: offers start once it is
         self.on_event(LiveReady(job.source_run, describe(device), job.train, self.history,
-                                learner.config.seq_len, learner.target_spec.horizon))
+                                learner.config.seq_len, learner.target_spec.horizon,
+                                self.reference))
         return learner
 
     def _save(self, learner) -> None:

@@ -46,7 +46,7 @@ from .checkpoints import (
     weight_problems,
 )
 from .config import TradingTransformerConfig
-from .context import window_start
+from .context import reference_has, window_start
 from .dataset import DeviceSeries, TrainingData
 from .features import FeatureSpec, make_features
 from .model import TradingTransformer
@@ -196,6 +196,8 @@ class OnlineStep:
     outcomes: tuple[Outcome, ...]
     train: TrainReport | None        # None: no step (not training, or nothing matured yet)
     averages: RunningAverages
+    reference_present: bool | None = None  # the reference candle at ts was read (False:
+    # missing, masked); None: the model reads no reference asset
 
 
 # -- inference -------------------------------------------------------------------------------
@@ -340,10 +342,6 @@ class OnlineLearner:
         if config.n_features != self.feature_spec.n_features:
             raise WorkstationError(f"model takes {config.n_features} features, the feature "
                                    f"settings make {self.feature_spec.n_features}")
-        if self.feature_spec.reference:
-            raise WorkstationError(f"live mode cannot follow a reference asset yet: this model "
-                                   f"also reads {self.feature_spec.reference}; use `workstation "
-                                   f"predict`, or a run trained without --reference")
         self.device = torch.device(device)
         self.training = bool(train)
         self.replay_size, self.replay_window = int(replay_size), int(replay_window)
@@ -402,13 +400,21 @@ class OnlineLearner:
                                   "does not fit the online learner: " + "; ".join(problems))
 
     # -- public ------------------------------------------------------------------------------
-    def on_closed_candle(self, candles) -> OnlineStep:
+    def on_closed_candle(self, candles, reference=None) -> OnlineStep:
         """Settle, train and predict for the newest closed candle of ``candles`` (the whole
-        series so far; a forming last candle is ignored)."""
+        series so far; a forming last candle is ignored). ``reference``: the reference asset's
+        candles when the features read one (its closed candles up to each row's time count;
+        a missing one is masked)."""
         self._claim.check()
         self._predictor_claim.check()
         if self.failed:
             raise OnlineTrainingError(f"the online learner failed earlier: {self.failed}")
+        spec = self.feature_spec
+        if spec.reference and reference is None:
+            raise WorkstationError(f"this model also reads {spec.reference}: its candles are "
+                                   f"needed with the series'")
+        if not spec.reference:
+            reference = None
         n = _closed_count(candles)
         if n < 1:
             raise WorkstationError("the online learner needs at least one closed candle")
@@ -429,17 +435,18 @@ class OnlineLearner:
         report = None
         if self.training:
             try:
-                report = self._train_step(candles, n)
+                report = self._train_step(candles, n, reference)
             except Exception as exc:
                 self.failed = str(exc) if isinstance(exc, WorkstationError) else \
                     f"{type(exc).__name__}: {exc}"
                 raise
-        prediction = self.predictor.predict(candles, n)
+        prediction = self.predictor.predict(candles, n, reference)
         self._pending[prediction.ts] = _Pending(prediction)
         self._prediction = prediction
         self._last_ts = newest
+        present = None if reference is None else reference_has(reference, newest)
         return OnlineStep(newest, new, new - 1, prediction, tuple(outcomes), report,
-                          self.averages())
+                          self.averages(), present)
 
     def reset(self) -> None:
         """Forget the series (pending predictions, position); keep weights and averages. A
@@ -515,7 +522,7 @@ class OnlineLearner:
         actual = int(direction(np.array([bps]), flat_bps)[0])
         return Outcome(head, p.ts, int(ts[j]), predicted, actual, float(probs[predicted]), bps)
 
-    def _train_step(self, candles, n: int) -> TrainReport | None:
+    def _train_step(self, candles, n: int, reference=None) -> TrainReport | None:
         """One step on the newest matured window plus replayed ones, or None if none."""
         horizon, seq_len = self.target_spec.horizon, self.config.seq_len
         newest_sample = n - 1 - horizon  # its targets look at candles up to n - 1
@@ -532,7 +539,7 @@ class OnlineLearner:
 
         tail = candles.slice(start, n)
         data = TrainingData.from_candles(tail, feature_spec=self.feature_spec,
-                                         target_spec=self.target_spec)
+                                         target_spec=self.target_spec, reference=reference)
         if self._fresh:
             self._init_return_scale(data)
         series = DeviceSeries(data, self.device)

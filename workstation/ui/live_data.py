@@ -75,6 +75,11 @@ class LiveData(QObject):
         self._generation = 0  # opens so far: an open overtaken by a newer one gives up
         self._file_stop = threading.Event()
 
+    @property
+    def running(self) -> bool:
+        """Whether a feed task runs (a stream, a replay, an opening)."""
+        return self._task is not None and not self._task.done()
+
     # -- state -----------------------------------------------------------------------------
     def _set_state(self, state: str, detail: str = "") -> None:
         detail = redact(detail)  # an exchange's error may quote a key or a signed URL

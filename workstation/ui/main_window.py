@@ -342,6 +342,7 @@ class MainWindow(QMainWindow):
         await self.live.stop()
         if not self.training.shutdown(timeout_s=60.0):
             QMessageBox.warning(self, "Workstation", "Training did not stop within 60 s.")
+        await self.training.reference_feed.stop()
         self.backtest.view.shutdown()
         self.linked_annotations.close()
         self.annotations.close()

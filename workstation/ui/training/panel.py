@@ -71,6 +71,7 @@ from ...ml.events import (
     LiveReady,
     LiveSaved,
     LiveStep,
+    LiveWaiting,
     RunStarted,
 )
 from ...ml.job import TrainingRequest
@@ -87,6 +88,7 @@ from .evaluation_view import EvaluationView
 from .gauges import DeviceGauges
 from .paper_view import PaperTrading
 from .prediction_overlay import PredictionOverlay, position_text
+from .reference_feed import ReferenceFeed
 from .runs import Exported, RunList, RunsListed, export_run, list_store_runs
 from .worker import (
     EvaluationJob,
@@ -335,6 +337,11 @@ class TrainingPanel(QWidget):
         self._live_account = ""  # the model live mode runs, as its paper account names it
         self._live_steps = 0
         self._coalesced = 0
+        self._live_reference: str | None = None  # the reference asset live mode follows
+        self._reference_problem: str | None = None  # why live mode stopped for it
+        self.reference_feed = ReferenceFeed(paths.candle_cache, self)
+        self.reference_feed.changed.connect(self._reference_changed)
+        self.reference_feed.failed.connect(self._reference_failed)
         self._evaluating = False
         self._generation = 0  # counts series shown; live results carry the one they are of
         self._tasks: list[WorkerThread] = []  # reads and exports of runs, off the GUI thread
@@ -735,8 +742,11 @@ class TrainingPanel(QWidget):
         job = LiveJob(device=s.device_spec(), train=train,
                       checkpoints_root=self.paths.checkpoints_dir, provenance=key.provenance,
                       source_run=source, preset=s.preset.currentText(),
-                      model_overrides=s.model_overrides())
+                      model_overrides=s.model_overrides(),
+                      feature_overrides=s.feature_overrides())
         self._live_ready = False
+        self._live_reference = None
+        self._reference_problem = None
         self._live_steps = 0
         self._coalesced = 0
         self.curves.clear_live()
@@ -829,6 +839,8 @@ class TrainingPanel(QWidget):
                              item.path)
                 case LiveStep(generation=generation) if generation == self._generation:
                     self._live_step(item.step)
+                case LiveWaiting(generation=generation) if generation == self._generation:
+                    self._live_waiting(item)
                 case LiveReady():
                     self._live_started(item)
                 case LiveSaved():
@@ -878,6 +890,10 @@ class TrainingPanel(QWidget):
         model = f"run {ready.source_run}" if ready.source_run else "a fresh model"
         mode = "predicting with per-candle training" if ready.train else "predicting"
         self._live_mode = f"{mode} · {model} on {ready.device}"
+        self._live_reference = ready.reference
+        if ready.reference:
+            self._live_mode += f" · reads {ready.reference}"
+            self._follow_reference()
         if ready.source_run is None:  # a fresh model is this session's only
             model = f"{model} started {format_minute(int(time.time() * 1000))} UTC"
         self._live_account = model + (" + per-candle training" if ready.train else "")
@@ -885,6 +901,31 @@ class TrainingPanel(QWidget):
             self._set_state("live", self._live_mode)
             self.paper.start(self.live_data.key, self._live_account)
         self._submit_live()
+
+    def _follow_reference(self) -> None:
+        key = self.live_data.key
+        if self._live_reference and key is not None:
+            self.reference_feed.start(self._live_reference, key, self.live_data.state,
+                                      self.live_data.feed_settings)
+
+    def _live_waiting(self, waiting) -> None:
+        if self.state != "live":
+            return
+        then = (f"masked if it is not there {waiting.wait_s:g} s after it is offered"
+                if not waiting.offered else f"masked after {waiting.wait_s:g} s")
+        self._set_state("live", f"{self._live_mode} · waiting for the {waiting.reference} "
+                                f"candle of {format_minute(waiting.ts)} ({then})")
+
+    @Slot()
+    def _reference_changed(self) -> None:
+        if self._live_ready and self.state == "live":
+            self._submit_live()
+
+    @Slot(str)
+    def _reference_failed(self, text: str) -> None:
+        if self._live_ready and self.state == "live":
+            self._reference_problem = text
+            self.stop()
 
     def _live_step(self, step) -> None:
         self._live_steps += 1
@@ -902,6 +943,8 @@ class TrainingPanel(QWidget):
         behind = (f" · fell behind: {self._coalesced} candles coalesced"
                   if self._coalesced else "")
         loss = f" · step loss {fmt(step.train.loss)}" if step.train else ""
+        if step.reference_present is False:
+            behind += f" · no {self._live_reference} candle at this one's time: masked"
         p = step.prediction
         self.readout.set_live(
             f"{self._live_steps} predictions · candle {pct(a.live_candle_acc)} (majority "
@@ -926,6 +969,7 @@ class TrainingPanel(QWidget):
         self._live_ready = False
         self._evaluating = False
         self.paper.stop()
+        self.reference_feed.close()
         outcome = runner.worker.outcome
         match outcome:
             case Failed():
@@ -942,6 +986,11 @@ class TrainingPanel(QWidget):
                 self._set_state("idle", f"run {outcome.run_id} {outcome.status} after "
                                         f"{outcome.step} steps · best validation loss "
                                         f"{fmt(outcome.best_val_loss)}")
+            case LiveEnded() if self._reference_problem:
+                if self.overlay is not None:
+                    self.overlay.clear()
+                self._show_failure(f"live mode stopped: {self._reference_problem}",
+                                   "(the reference asset's feed; see the log)")
             case LiveEnded():
                 if self.overlay is not None:
                     self.overlay.clear()
@@ -1162,8 +1211,13 @@ class TrainingPanel(QWidget):
             if self.overlay is not None:
                 self.overlay.clear()
             self.paper.start(self.live_data.key, self._live_account)
+            self._follow_reference()  # beside the series now shown
             self._submit_live()
 
     def _submit_live(self) -> None:
-        """Offer the live session the newest closed candles (it picks the window it needs)."""
-        self._runner.worker.session.offer(self.live_data.candles, self._generation)
+        """Offer the live session the newest closed candles (it picks the window it needs),
+        and the reference asset's when its model reads one."""
+        reference, final = (self.reference_feed.candles(self.live_data.candles)
+                            if self._live_reference else (None, False))
+        self._runner.worker.session.offer(self.live_data.candles, self._generation, reference,
+                                          final)
