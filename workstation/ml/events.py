@@ -5,8 +5,8 @@ A run emits ``RunStarted``, then ``BatchEnd`` every ``log_every`` steps, ``Epoch
 ``CheckpointSaved`` after each epoch, and ends with exactly one ``Finished`` or ``Failed``.
 Live mode (``live.LiveSession``) emits ``LiveReady``, a ``LiveStep`` per processed candle (with
 the rolling ``LiveAccuracy`` of each market head beside its baselines), ``LiveWaiting`` when a
-step waits for the reference asset's candle, ``LiveSaved`` if it trained, and ends with ``LiveEnded`` or ``Failed``. A metric that has no
-data is ``None`` (shown as "—"), never 0.
+step waits for the reference asset's candle, ``LiveSaved`` if it trained, and ends with
+``LiveEnded`` or ``Failed``. A metric that has no data is ``None`` (shown as "—"), never 0.
 """
 
 from __future__ import annotations

@@ -4,8 +4,10 @@ Chart 1 is the window's chart (training and the Backtest view use it; the annota
 on the active chart, whose series ``series_key`` says). Its timeframe is the data bar's and is
 the base of a ``TimeframeStack``: every other chart shows a higher timeframe resampled from it
 in memory (older candles of that timeframe come from the candle cache when it has them), so
-the charts never disagree. The layout, each chart's timeframe, the active chart and the links
-persist in the window's settings.
+the charts never disagree. A chart that is not linked by symbol keeps its symbol when chart 1
+switches (``kept``); it stays live on a feed of its own (``HeldSeries``, given chart 1's feed
+to copy) until chart 1 comes back to that symbol or the chart is linked again. The layout,
+each chart's timeframe, the active chart and the links persist in the window's settings.
 
 Keys (the "Charts" group of ``shortcuts``): Ctrl+1 .. Ctrl+4 bring the charts forward and
 make that chart active (outlined; its chart keys act); Alt+1 .. Alt+4 pick the layout;
@@ -34,6 +36,8 @@ from ..viewmodel import LinkGroup
 from . import shortcuts
 from .chart.chart_widget import ChartWidget
 from .focus import set_tab_order, window_areas
+from .held_series import HeldSeries, streams
+from .live_data import LiveData
 
 log = logging.getLogger(__name__)
 LAYOUTS: dict[str, tuple[tuple[int, int], ...]] = {  # grid cells of charts 1, 2, ...
@@ -99,10 +103,14 @@ class ChartArea(QWidget):
     message = Signal(str)  # a line for the status bar
 
     def __init__(self, primary: ChartWidget, settings: QSettings | None = None,
-                 cache_path: Path | None = None, parent: QWidget | None = None):
+                 cache_path: Path | None = None, parent: QWidget | None = None,
+                 feed: LiveData | None = None):
         super().__init__(parent)
         self.settings = settings
         self.cache_path = cache_path
+        self.feed = feed  # chart 1's: a chart that keeps another symbol gets a feed like it
+        self.kept: dict[int, SeriesKey] = {}  # chart -> the series it keeps (chart 1's before)
+        self.feeds: dict[SeriesKey, HeldSeries] = {}  # the kept series' own feeds
         self.charts: list[ChartWidget] = [primary]
         self.frames: list[ChartFrame] = [ChartFrame(primary, self)]
         try:  # settings a person may have edited: what cannot be read is the default
@@ -123,7 +131,6 @@ class ChartArea(QWidget):
         self.active = 0
         self.stack: TimeframeStack | None = None
         self.key: SeriesKey | None = None
-        self.frozen: set[int] = set()  # charts that kept another symbol's candles
         self._flush_timer = QTimer(self)
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(0)
@@ -187,8 +194,16 @@ class ChartArea(QWidget):
         """The charts of the layout, chart 1 first."""
         return self.charts[: len(LAYOUTS[self.layout_name])]
 
+    @property
+    def frozen(self) -> set[int]:
+        """The charts that keep another symbol than chart 1's."""
+        return set(self.kept)
+
     def timeframe_of(self, index: int, base: Timeframe | None = None) -> Timeframe:
-        """The timeframe chart ``index`` (0-based) shows over ``base`` (default: chart 1's)."""
+        """The timeframe chart ``index`` (0-based) shows over ``base`` (default: chart 1's, or
+        the kept series' for a chart that keeps another symbol)."""
+        if base is None and index in self.kept:
+            base = self.kept[index].timeframe
         if base is None:
             base = self.stack.base.timeframe if self.stack is not None else self.wanted[0]
         return base if index == 0 else shown_timeframe(self.wanted[index], base)
@@ -286,7 +301,7 @@ class ChartArea(QWidget):
             if names:
                 self.base_timeframe_requested.emit((names[0] if step > 0 else names[-1]).name)
             return
-        base = self.timeframe_of(0)
+        base = self.kept[index].timeframe if index in self.kept else self.timeframe_of(0)
         fits = [tf for tf in names if tf.ms % base.ms == 0]
         if not fits:
             return
@@ -309,16 +324,16 @@ class ChartArea(QWidget):
         self.group.set_toggles(**{name: on})
         self.actions[f"chart.link_{name}"].setChecked(on)
         self._save()
-        if name == "symbol" and on and self.frozen:
-            self.frozen = set()  # linked again: they show chart 1's symbol
+        if name == "symbol" and on and self.kept:
+            self.kept.clear()  # linked again: they show chart 1's symbol
             self._rebuild()
 
     def toggle_active_link(self) -> None:
         """Put the active chart into the link group, or take it out."""
         self.unlinked ^= {self.active}
         self._save()
-        if self.active in self.frozen and self.active not in self.unlinked:
-            self.frozen.discard(self.active)
+        if self.active in self.kept and self.active not in self.unlinked:
+            del self.kept[self.active]
             self._rebuild()
         else:
             self._relink()
@@ -343,14 +358,20 @@ class ChartArea(QWidget):
         """A new series for chart 1 (a source opened, or its candles replaced): every chart
         shows it on its own timeframe; charts linked by symbol follow a new symbol, the others
         keep what they show."""
-        switched = (self.key is not None and key is not None
-                    and (key.source, key.symbol) != (self.key.source, self.key.symbol))
+        old = self.key
+        switched = (old is not None and key is not None
+                    and (key.source, key.symbol) != (old.source, old.symbol))
         self.key = key
         if switched:
             following = set(map(id, self.group.request_symbol(self.primary.view_model,
                                                                 key.symbol)))
-            self.frozen |= {i for i, c in enumerate(self.shown())
-                            if i and id(c.view_model) not in following}
+            for i, chart in enumerate(self.shown()):
+                if i and id(chart.view_model) not in following and i not in self.kept:
+                    self.kept[i] = old
+        if key is not None:  # chart 1 is back on a symbol a chart kept: it follows again
+            for i in [i for i, k in self.kept.items()
+                      if (k.source, k.symbol) == (key.source, key.symbol)]:
+                del self.kept[i]
         self._rebuild(candles)
 
     def base_changed(self, kind: str) -> None:
@@ -369,9 +390,15 @@ class ChartArea(QWidget):
                 chart.candles_changed(changed)
 
     def series_key(self, index: int) -> SeriesKey | None:
-        """The live series chart ``index`` shows: None when there is none, or when it kept
-        another symbol's candles."""
-        return None if index in self.frozen else self._key_of(index)
+        """The live series chart ``index`` shows: None when there is none, or when it keeps
+        another symbol's candles without a feed of its own."""
+        kept = self.kept.get(index)
+        if kept is None:
+            return self._key_of(index)
+        held, tf = self.feeds.get(kept), self.timeframe_of(index)
+        if held is None or held.candles(tf) is None:
+            return None
+        return SeriesKey(kept.source, kept.symbol, tf)
 
     def name_of(self, index: int) -> str:
         """How messages name chart ``index``: "chart 2 (15m)"."""
@@ -394,11 +421,12 @@ class ChartArea(QWidget):
         if candles is not None:
             self.primary.set_candles(base, self.key)
         tfs = {self.timeframe_of(i, base.timeframe) for i in range(1, len(shown))
-               if i not in self.frozen}
+               if i not in self.kept}
         self.stack = TimeframeStack(base, tfs, self._history(tfs - {base.timeframe}))
+        self._hold()
         for i in range(1, len(shown)):
-            if i in self.frozen:
-                shown[i].set_title_note("another symbol: not live")
+            if i in self.kept:
+                self._show_kept(i)
                 continue
             series = self.stack.candles(self.timeframe_of(i))
             if shown[i].candles is not series:
@@ -407,6 +435,69 @@ class ChartArea(QWidget):
         self._relink()
         self.group.request_time(self.primary.view_model)
         self.series_changed.emit()
+
+    # -- charts that keep another symbol -----------------------------------------------------
+    def _hold(self) -> None:
+        """A feed for each series the charts shown keep (when chart 1's feed is known and the
+        source streams); a feed no chart keeps any more stops."""
+        wanted: dict[SeriesKey, set[Timeframe]] = {}
+        for i, key in self.kept.items():
+            if i < len(self.shown()):
+                wanted.setdefault(key, set()).add(self.timeframe_of(i))
+        for key in [k for k in self.feeds if k not in wanted]:
+            self.feeds.pop(key).close()
+        for key, tfs in wanted.items():
+            if self.feed is None or not streams(key):
+                continue
+            held = self.feeds.get(key)
+            if held is None:
+                held = self.feeds[key] = HeldSeries(key, self.feed, self)
+                held.changed.connect(self._held_changed)
+                held.state_changed.connect(self._held_state)
+                held.open()
+            held.set_timeframes(tfs)
+
+    def _show_kept(self, index: int) -> None:
+        """Chart ``index`` shows the series it keeps: live from its feed once that has
+        candles, else the candles it showed."""
+        chart, key = self.charts[index], self.kept[index]
+        held, tf = self.feeds.get(key), self.timeframe_of(index)
+        series = held.candles(tf) if held is not None else None
+        if series is None:
+            chart.set_title_note(f"{key.symbol}: connecting" if held is not None
+                                 else "another symbol: not live")
+            return
+        if chart.candles is not series:
+            chart.set_candles(series, SeriesKey(key.source, key.symbol, tf))
+        live = held.state in ("live", "polling", "connecting", "reconnecting")
+        chart.set_title_note("" if live else f"{key.symbol}: {held.state}")
+
+    def _held_changed(self, key: SeriesKey, kinds: dict) -> None:
+        """A kept series' feed moved: its charts follow (a reset shows the new series)."""
+        held, reset = self.feeds.get(key), False
+        for i, kept in self.kept.items():
+            if kept != key or i >= len(self.shown()) or held is None:
+                continue
+            tf = self.timeframe_of(i)
+            kind = kinds.get(tf)
+            if kind == "reset" or self.charts[i].candles is not held.candles(tf):
+                self._show_kept(i)
+                reset = True
+            elif kind is not None:
+                self.charts[i].candles_changed(kind)
+        if reset:
+            self.series_changed.emit()
+
+    def _held_state(self, _state: str, _detail: str) -> None:
+        for i in self.kept:
+            if i < len(self.shown()):
+                self._show_kept(i)
+
+    async def stop_feeds(self) -> None:
+        """Stop the kept series' feeds (at shutdown), waiting until they have closed."""
+        feeds, self.feeds = list(self.feeds.values()), {}
+        for held in feeds:
+            await held.stop()
 
     def _history(self, tfs) -> dict[Timeframe, Candles]:
         """Older candles of each timeframe from the candle cache (none for the demo market,

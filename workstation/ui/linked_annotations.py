@@ -1,10 +1,10 @@
-"""``LinkedAnnotations``: a market's annotations on every chart of the area, whatever
-timeframe they were made on, at their time span.
+"""``LinkedAnnotations``: each chart's market's annotations on it, whatever timeframe they
+were made on, at their time span.
 
 Chart 1's annotation layer (``annotations.dock``) draws those of its own timeframe; this draws
-the rest there, and all of them on the other charts (except a chart that kept another
-symbol's candles), follows every change to the store, and highlights the annotation selected
-on the chart the keys act on.
+the rest there, and all of them on the other charts (a chart that keeps another symbol shows
+that market's while it is live, none while it is not), follows every change to the store,
+and highlights the annotation selected on the chart the keys act on.
 """
 
 from __future__ import annotations
@@ -32,18 +32,22 @@ class LinkedAnnotations:
         return self.graphics.get(id(chart))
 
     def reload(self) -> None:
-        key = self.area.key
-        found = self.store.list(market=key.market) if key is not None else []
+        shown, found = self.area.shown(), {}
         for i, chart in enumerate(self.area.charts):
             graphics = self.graphics.get(id(chart))
             if graphics is None:
                 graphics = self.graphics[id(chart)] = AnnotationGraphics(chart)
-            if key is None or chart not in self.area.shown() or i in self.area.frozen:
+            key = self.area.series_key(i) if chart in shown else None
+            if key is None:
                 graphics.set_annotations([])
-            elif i == 0:  # chart 1's own timeframe is its annotation layer's
-                graphics.set_annotations([a for a in found if a.timeframe != key.timeframe.name])
+                continue
+            if key.market not in found:
+                found[key.market] = self.store.list(market=key.market)
+            if i == 0:  # chart 1's own timeframe is its annotation layer's
+                graphics.set_annotations([a for a in found[key.market]
+                                          if a.timeframe != key.timeframe.name])
             else:
-                graphics.set_annotations(found)
+                graphics.set_annotations(found[key.market])
 
     def select(self, chart, ann) -> None:
         """Highlight ``ann`` (None: nothing) on ``chart``, and nothing on the others."""
@@ -53,18 +57,17 @@ class LinkedAnnotations:
                 graphics.set_selected(ann if other is chart else None)
 
     def _store_changed(self, change: StoreChange) -> None:
-        key = self.area.key
-        if key is None:
-            return
-        mine = [a for a in change.annotations if a.market_key == key.market]
-        if len(mine) > BULK_CHANGE:
+        if len(change.annotations) > BULK_CHANGE:
             self.reload()
             return
         for i, chart in enumerate(self.area.shown()):
             graphics = self.graphics.get(id(chart))
-            if graphics is None or i in self.area.frozen:
+            key = self.area.series_key(i)
+            if graphics is None or key is None:
                 continue
-            for ann in mine:
+            for ann in change.annotations:
+                if ann.market_key != key.market:
+                    continue
                 if change.action == "deleted":
                     graphics.remove(ann.id)
                 elif i or ann.timeframe != key.timeframe.name:

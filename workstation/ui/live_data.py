@@ -45,6 +45,16 @@ OPENED_STATES = ("live", "static", "polling", "replay")  # a source that deliver
 _FILES = ThreadPoolExecutor(max_workers=1, thread_name_prefix="candle-file")
 
 
+def feeds_can_run() -> bool:
+    """Whether an event loop runs here for feeds (the app's qasync loop always does; a widget
+    driven without one cannot open a feed)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 class LiveData(QObject):
     """See the module docstring. States: loading, live, replay, static, connecting,
     reconnecting, polling, offline, failed, closed."""
@@ -68,6 +78,7 @@ class LiveData(QObject):
         # proxies), ccxt constructor config, retry policy.
         self.feed_settings: dict = {}
         self.spec: str | None = None  # the source as asked for (``csv:/full/path``, ...)
+        self.speed = 1.0  # the demo market's and a replay's, as last opened
         self.remembered: dict[str, str] = {}  # source -> the symbol last opened with it
         self.last_import: bool | None = None  # whether the last file opened was read anew
         self._task: asyncio.Task | None = None
@@ -134,6 +145,7 @@ class LiveData(QObject):
         (or failed); a feed goes on in its task."""
         await self.stop()
         self._generation += 1
+        self.speed = float(speed)
         tf = parse_timeframe(timeframe)
         source = source.strip()
         symbol = (symbol or "").strip().upper() or self.symbol_for(source, tf)
@@ -291,7 +303,9 @@ class LiveData(QObject):
                 now = key.timeframe.floor(int(time.time() * 1000))
                 since = (int(self.candles.ts[-1]) + tf if len(self.candles)
                          else now - EXCHANGE_HISTORY * tf)
-                recent = await feed.fetch_history(since, now)
+                # the cache may run ahead of this computer's clock (the exchange's is ahead)
+                recent = await feed.fetch_history(since, now) if since <= now \
+                    else Candles(key.timeframe)
                 self.latency_ms = feed.latency_ms
                 if len(recent):
                     self._store(key, recent)

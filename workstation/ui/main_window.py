@@ -60,7 +60,8 @@ class MainWindow(QMainWindow):
 
         self.live = LiveData(paths.candle_cache, self)
         self.chart = ChartWidget(self)  # chart 1: the annotation tools, training, backtests
-        self.chart_area = ChartArea(self.chart, self.settings, paths.candle_cache, self)
+        self.chart_area = ChartArea(self.chart, self.settings, paths.candle_cache, self,
+                                    feed=self.live)
         self.offline = OfflineBanner(self)
         centre = QWidget(self)
         column = QVBoxLayout(centre)
@@ -343,6 +344,7 @@ class MainWindow(QMainWindow):
         if not self.training.shutdown(timeout_s=60.0):
             QMessageBox.warning(self, "Workstation", "Training did not stop within 60 s.")
         await self.training.reference_feed.stop()
+        await self.chart_area.stop_feeds()
         self.backtest.view.shutdown()
         self.linked_annotations.close()
         self.annotations.close()

@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from ...market.candles import Candles
 from ...market.series import SeriesKey
 from ...market.sources import demo_market
-from ..live_data import LiveData
+from ..live_data import LiveData, feeds_can_run
 
 log = logging.getLogger(__name__)
 STREAMING = ("live", "connecting", "reconnecting", "polling")  # ``LiveData`` states
@@ -64,6 +64,10 @@ class ReferenceFeed(QObject):
         else:
             self.mode = "cache"
             source = "cache" if key.source.startswith("csv") else f"cache:{key.source}"
+        if not feeds_can_run():
+            self.failed.emit(f"the reference asset {self.symbol} could not be followed: no "
+                             f"event loop runs feeds here")
+            return
         log.info("live mode: reference %s from %s", self.symbol, source)
         self._opening = asyncio.ensure_future(self.data.open(source, self.symbol,
                                                              key.timeframe.name))
