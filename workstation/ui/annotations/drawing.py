@@ -26,6 +26,7 @@ and, with the training labels shown, a lane of positions (flat grey, long green,
 and one of regimes (uptrend green, downtrend red, range grey). All lanes are one image,
 drawn over the candles in one call (a few wide bands alone are filled as rectangles); a
 tooltip over them says what each shows. A text is drawn only where there is room for it,
+never over another one (left to right, a P&L text that would cover one kept is left out),
 and for at most ``MAX_TEXTS`` annotations per frame. A frame costs a fixed handful of draw
 calls (markers come from one sprite sheet, segments are one ``drawLines`` per colour) and
 colours, pens and laid-out texts are made once, so panning with 10,000 annotations on
@@ -609,10 +610,12 @@ class AnnotationGraphics:
             pnl = t.col("pnl")[idx]
             rise = yx <= ye  # the exit is drawn above the entry: put the text over the marker
             ascent = self._text.metrics.ascent()
-            for i in range(idx.size):
-                top = yx[i] - MARKER_SIZE - 4 - ascent if rise[i] else yx[i] + 2
+            tops = np.where(rise, yx - MARKER_SIZE - 4 - ascent, yx + 2)
+            texts = [pnl_text(float(v)) for v in pnl]
+            widths = np.array([self._text.width(text) for text in texts])
+            for i in _clear_of_each_other(xx, tops, widths, self._text.metrics.height()):
                 p.setPen(style.up if pnl[i] >= 0 else style.down)
-                self._text.draw(p, xx[i], top, pnl_text(float(pnl[i])), centred=True)
+                self._text.draw(p, xx[i], tops[i], texts[i], centred=True)
 
     def _draw_lines(self, p, pen: QtGui.QPen, x0, y0, x1, y1) -> None:
         """Segments from ``(x0, y0)`` to ``(x1, y1)``, in one call."""
@@ -661,6 +664,28 @@ class AnnotationGraphics:
             for i in range(idx.size):
                 if texts[i]:
                     self._text.draw(p, x[i] + 6, y[i] - 4 - ascent, texts[i])
+
+
+def _clear_of_each_other(centre: np.ndarray, top: np.ndarray, width: np.ndarray,
+                         height: float) -> list[int]:
+    """The texts (centred at ``centre``, ``width`` wide, from ``top``) to draw so that none
+    covers another: left to right, each one clear of those kept (trades minutes apart on an
+    hourly chart exit on one candle: their P&L would be drawn over each other)."""
+    kept: list[int] = []
+    widest = float(width.max()) if width.size else 0.0
+    for i in np.argsort(centre, kind="stable").tolist():
+        left, right = centre[i] - width[i] / 2, centre[i] + width[i] / 2
+        clear = True
+        for j in reversed(kept):
+            if centre[j] + widest / 2 <= left:
+                break  # every earlier one ends further left
+            if (centre[j] + width[j] / 2 > left and centre[j] - width[j] / 2 < right
+                    and abs(top[j] - top[i]) < height):
+                clear = False
+                break
+        if clear:
+            kept.append(i)
+    return kept
 
 
 class _LaneLegend(QtWidgets.QGraphicsRectItem):
