@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from workstation.market.candles import Candles
 from workstation.market.demo import demo_candles
 from workstation.ml.checkpoints import CheckpointStore
-from workstation.market.candles import Candles
 from workstation.ml.events import Failed, LiveEnded, LiveReady, LiveSaved, LiveStep, LiveWaiting
 from workstation.ml.live import TAIL_MARGIN, LiveJob, LiveSession
 
