@@ -488,3 +488,30 @@ def test_a_moving_price_tag_repaints_whole_the_labels_it_hides_and_shows_again(c
     for rect in updated:
         region = region.united(rect.toAlignedRect())
     assert region.contains(label.toAlignedRect()), (label, updated)
+
+
+def test_a_narrow_chart_shows_the_compact_readout_and_the_full_one_as_its_tooltip(chart,
+                                                                                  qtbot):
+    from workstation.ui.chart.readout import format_readout
+
+    c = make_candles(300)
+    chart.set_candles(c, SeriesKey("demo", "DEMO/USDT", "1m"))
+    chart.set_cursor(250)
+    full = chart.readout_text()
+    assert "UTC" in full and " V " in full
+    compact = format_readout(c, 250, chart._decimals, True, compact=True)
+    box = chart.readout_label.parentWidget()
+    metrics = chart.readout_label.fontMetrics()
+    shown = []
+    for width in (700, 600, 500):  # a chart of the 2x2 layout, then narrower
+        chart.resize(width, 400)
+        settle(qtbot)
+        text = chart.readout_text()
+        assert metrics.horizontalAdvance(text) <= box.width(), (width, text)
+        assert text != full and chart.readout_label.toolTip() == full
+        assert compact.startswith(text.rstrip("…")) and len(text) > 10
+        shown.append(text)
+    assert shown[0] == compact and shown[-1].endswith("…")  # then even it is cut
+    chart.resize(1600, 400)
+    settle(qtbot)
+    assert chart.readout_text() == full and chart.readout_label.toolTip() == ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -45,7 +46,9 @@ class _ReadoutBox(QtWidgets.QWidget):
     """Holds the readout label without a layout: its text changes with every tick, and a
     label in a layout asks the header, then the chart, to lay out again for each new text;
     here a new text repaints the label alone, once. The text is selectable while the mouse
-    is over it (a selectable label repaints each new text a second time)."""
+    is over it (a selectable label repaints each new text a second time). Where the full text
+    does not fit (a chart of a four-chart layout), the compact one shows, cut with "…" if
+    even that does not, and the full one is the tooltip."""
 
     def __init__(self):
         super().__init__()
@@ -53,6 +56,26 @@ class _ReadoutBox(QtWidgets.QWidget):
         self.label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
                            QtWidgets.QSizePolicy.Policy.Fixed)
+        self._texts: tuple[str, Callable[[], str]] = ("", str)
+
+    def set_texts(self, full: str, compact: Callable[[], str]) -> None:
+        """The readout, and what makes its compact form for a narrow box."""
+        self._texts = (full, compact)
+        self._fit()
+
+    def _fit(self) -> None:
+        full, make_compact = self._texts
+        metrics, width = self.label.fontMetrics(), self.width()
+        text = full
+        if metrics.horizontalAdvance(full) > width:
+            compact = make_compact()
+            text = compact if metrics.horizontalAdvance(compact) <= width else \
+                metrics.elidedText(compact, QtCore.Qt.TextElideMode.ElideRight, width)
+        tip = full if text != full else ""
+        if tip != self.label.toolTip():
+            self.label.setToolTip(tip)
+        if text != self.label.text():
+            self.label.setText(text)
 
     def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(0, self.label.sizeHint().height())
@@ -62,6 +85,7 @@ class _ReadoutBox(QtWidgets.QWidget):
 
     def resizeEvent(self, event) -> None:
         self.label.setGeometry(self.rect())
+        self._fit()
 
     def enterEvent(self, event) -> None:
         self.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -141,7 +165,7 @@ class ChartWidget(QtWidgets.QWidget):
         header_layout.setContentsMargins(8, 3, 8, 3)
         header_layout.setSpacing(16)
         self.title_label = QtWidgets.QLabel()
-        readout_box = _ReadoutBox()
+        readout_box = self._readout_box = _ReadoutBox()
         self.readout_label = readout_box.label
         header_layout.addWidget(self.title_label)
         header_layout.addWidget(readout_box, 1)
@@ -661,9 +685,13 @@ class ChartWidget(QtWidgets.QWidget):
 
     def _update_readout(self) -> None:
         i = self._readout_index()
-        text = "—" if i is None else format_readout(self._candles, i, self._decimals, self._utc)
-        if text != self.readout_label.text():
-            self.readout_label.setText(text)
+        if i is None:
+            self._readout_box.set_texts("—", lambda: "—")
+            return
+        candles, decimals, utc = self._candles, self._decimals, self._utc
+        self._readout_box.set_texts(
+            format_readout(candles, i, decimals, utc),
+            lambda: format_readout(candles, i, decimals, utc, compact=True))
 
     def _update_hover_tags(self) -> None:
         if self._hover is None or self._candles is None:

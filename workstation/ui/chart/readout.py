@@ -43,8 +43,10 @@ def change_pct(candles: Candles, i: int) -> float:
     return float((candles.close[i] - ref) / ref * 100.0)
 
 
-def format_readout(candles: Candles, i: int, decimals: int, utc: bool) -> str:
-    """One line: ``2025-01-04 14:46 UTC  O 1.00  H 1.20  L 0.90  C 1.10  V 3.20K  +0.52%``."""
+def format_readout(candles: Candles, i: int, decimals: int, utc: bool,
+                   compact: bool = False) -> str:
+    """One line: ``2025-01-04 14:46 UTC  O 1.00  H 1.20  L 0.90  C 1.10  V 3.20K  +0.52%``;
+    ``compact`` (a narrow chart): ``2025-01-04 14:46 O 1.00 H 1.20 L 0.90 C 1.10 +0.52%``."""
     o, h, l, c, v = (float(col[i]) for col in (candles.open, candles.high, candles.low,
                                                candles.close, candles.volume))
     when = format_time(int(candles.ts[i]), candles.timeframe.ms, utc)
@@ -52,6 +54,10 @@ def format_readout(candles: Candles, i: int, decimals: int, utc: bool) -> str:
     pct = change_pct(candles, i)
     sign = "+" if pct >= 0 else "−"
     pct_text = f"{sign}{abs(pct):.2f}%" if math.isfinite(pct) else "—"
-    forming = "" if candles.last_closed or i < len(candles) - 1 else "  (forming)"
+    forming = not candles.last_closed and i == len(candles) - 1
+    if compact:
+        return (f"{when} O {o:.{decimals}f} H {h:.{decimals}f} L {l:.{decimals}f} "
+                f"C {c:.{decimals}f} {pct_text}" + (" forming" if forming else ""))
     return (f"{when} {zone}  O {o:.{decimals}f}  H {h:.{decimals}f}  L {l:.{decimals}f}  "
-            f"C {c:.{decimals}f}  V {format_volume(v)}  {pct_text}{forming}")
+            f"C {c:.{decimals}f}  V {format_volume(v)}  {pct_text}"
+            + ("  (forming)" if forming else ""))
