@@ -179,7 +179,7 @@ def test_delete_under_the_cursor_and_undo_bring_back_the_same_record(host):
     host.press(Key.Key_Delete)
     assert host.layer.model.rowCount() == 0 and len(host.layer.graphics) == 0
     host.press(Key.Key_Delete)
-    assert host.layer.last_message == "No annotation on the cursor candle"
+    assert host.layer.last_message == "No 1m annotation on the cursor candle"
     host.press(Key.Key_Z, CTRL)
     assert host.layer.store.get(trade.id) == trade  # same id, times and values
     assert len(host.layer.graphics.trades) == 1

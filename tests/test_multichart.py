@@ -357,6 +357,11 @@ def test_the_annotation_keys_act_on_the_active_chart_in_its_timeframe(window, qt
     quarter = area.charts[1]  # 15m: a region from a mark
     area.focus_chart(1)
     qtbot.waitUntil(quarter.view.hasFocus)
+    quarter.set_cursor(quarter.candles.index_of(trade.entry_ts + 15 * 60_000))
+    QTest.keyClick(quarter.view, Key.Key_Delete)  # the hourly trade is not this chart's
+    assert window.annotations.store.list() == [trade]
+    assert layer.last_message == ("No 15m annotation on the cursor candle; the 1h ones drawn "
+                                  "there are edited on a chart of their timeframe")
     quarter.set_cursor(len(quarter.candles) - 30)
     QTest.keyClick(quarter.view, Key.Key_M)
     for _ in range(8):
@@ -431,3 +436,28 @@ def test_older_candles_of_a_higher_timeframe_come_from_the_cache(qtbot, tmp_path
     want = from_base_of(base, "1h")
     assert np.array_equal(from_base.ts, want.ts) and np.array_equal(from_base.high, want.high)
     assert len(area.charts[3].candles) == len(from_base_of(base, "1d"))  # no 1d in the cache
+
+
+@pytest.mark.parametrize("spec, fed", [("binance", True), ("cache:binance", False)])
+def test_a_kept_chart_gets_a_feed_only_where_chart_1_streamed(qtbot, settings, tmp_path, spec,
+                                                               fed):
+    from workstation.ui.live_data import LiveData
+
+    window = QtWidgets.QMainWindow()
+    qtbot.addWidget(window)
+    feed = LiveData(tmp_path / "cache.sqlite")
+    feed.spec = spec  # what chart 1 was opened from: the exchange, or the cache
+    area = ChartArea(ChartWidget(window), settings, None, window, feed=feed)
+    window.setCentralWidget(area)
+    area.set_layout("side_by_side")
+    eth = SeriesKey("binance", "ETH/USDT", "1m")
+    area.set_base(demo_candles(3000, "1m", seed=5, end_ts=END), eth)
+    area.toggle_link("symbol")
+    area.set_base(demo_candles(3000, "1m", seed=9, end_ts=END), SeriesKey("binance", "BTC/USDT",
+                                                                          "1m"))
+    assert area.kept == {1: eth} and (eth in area.feeds) == fed
+    note = area.charts[1].title_label.text()
+    assert ("ETH/USDT: connecting" in note) == fed  # no event loop here: it never connects
+    assert ("another symbol: not live" in note) == (not fed)
+    area.toggle_link("symbol")  # linked again: it follows chart 1, its feed is closed
+    assert area.kept == {} and area.feeds == {}

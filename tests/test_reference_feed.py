@@ -37,7 +37,7 @@ def test_the_reference_streams_from_the_exchange_and_grows_as_it_closes(qapp, pa
             feed = ReferenceFeed(paths.candle_cache)
             changed = []
             feed.changed.connect(lambda: changed.append(1))
-            feed.start("btc/usdt", ETH, "live", settings(fake))
+            feed.start("btc/usdt", ETH, True, settings(fake))
             await wait_for(lambda: feed.data.state == "live" and feed.candles(None)[0] is not None)
             reference, final = feed.candles(None)
             seen["first"] = (reference.slice(0, len(reference)), final)
@@ -66,16 +66,25 @@ def test_beside_a_static_series_the_reference_comes_from_the_cache_and_is_final(
     btc = demo_candles(500, "1m", seed=2, end_ts=1_700_000_000_000)
     with CandleCache(paths.candle_cache) as cache:
         cache.put(SeriesKey("binance", "BTC/USDT", "1m"), btc)
+        cache.put(SeriesKey("binance", "BTC/USDT", "5m"), btc.resample("5m"))
     seen: dict = {}
 
     async def main():
         feed = ReferenceFeed(paths.candle_cache)
-        feed.start("BTC/USDT", ETH, "static")
+        feed.start("BTC/USDT", ETH, False)
         await wait_for(lambda: feed.candles(None)[0] is not None)
         seen["got"] = feed.candles(None)
+        opening = feed._opening
+        feed.start("BTC/USDT", ETH, False)  # the same again: nothing reopens
+        seen["same"] = feed._opening is opening
+        # Chart 1 on 5m now: its 1m candles are never handed out beside the 5m series.
+        feed.start("BTC/USDT", SeriesKey("binance", "ETH/USDT", "5m"), False)
+        seen["stale"] = feed.candles(None)
+        await wait_for(lambda: feed.data.key.timeframe.name == "5m")
+        seen["five"] = feed.candles(None)
         failures = []
         feed.failed.connect(failures.append)
-        feed.start("NOPE/USDT", ETH, "static")  # not in the cache: said once, in one line
+        feed.start("NOPE/USDT", ETH, False)  # not in the cache: said in one line
         await wait_for(lambda: failures)
         seen["failures"] = failures
         await feed.stop()
@@ -84,6 +93,10 @@ def test_beside_a_static_series_the_reference_comes_from_the_cache_and_is_final(
     assert qasync.run(main()) == 0
     reference, final = seen["got"]
     assert final and np.array_equal(reference.close, btc.close)
+    assert seen["same"] and seen["stale"] == (None, False)
+    five, final = seen["five"]
+    assert final and five.timeframe.name == "5m"
+    assert np.array_equal(five.ts, btc.resample("5m").ts[:len(five)]) and len(five) >= 99
     (failure,) = seen["failures"]
     assert failure.startswith("the reference asset NOPE/USDT could not be followed: ")
     assert "\n" not in failure

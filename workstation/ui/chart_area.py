@@ -36,7 +36,7 @@ from ..viewmodel import LinkGroup
 from . import shortcuts
 from .chart.chart_widget import ChartWidget
 from .focus import set_tab_order, window_areas
-from .held_series import HeldSeries, streams
+from .held_series import HeldSeries
 from .live_data import LiveData
 
 log = logging.getLogger(__name__)
@@ -111,6 +111,7 @@ class ChartArea(QWidget):
         self.feed = feed  # chart 1's: a chart that keeps another symbol gets a feed like it
         self.kept: dict[int, SeriesKey] = {}  # chart -> the series it keeps (chart 1's before)
         self.feeds: dict[SeriesKey, HeldSeries] = {}  # the kept series' own feeds
+        self._streamed: set[SeriesKey] = set()  # series chart 1 showed from a stream
         self.charts: list[ChartWidget] = [primary]
         self.frames: list[ChartFrame] = [ChartFrame(primary, self)]
         try:  # settings a person may have edited: what cannot be read is the default
@@ -362,6 +363,11 @@ class ChartArea(QWidget):
         switched = (old is not None and key is not None
                     and (key.source, key.symbol) != (old.source, old.symbol))
         self.key = key
+        if key is not None and self.feed is not None:  # a kept series streams if it did here
+            if self.feed.streaming:
+                self._streamed.add(key)
+            else:
+                self._streamed.discard(key)
         if switched:
             following = set(map(id, self.group.request_symbol(self.primary.view_model,
                                                                 key.symbol)))
@@ -447,7 +453,7 @@ class ChartArea(QWidget):
         for key in [k for k in self.feeds if k not in wanted]:
             self.feeds.pop(key).close()
         for key, tfs in wanted.items():
-            if self.feed is None or not streams(key):
+            if self.feed is None or key not in self._streamed:
                 continue
             held = self.feeds.get(key)
             if held is None:

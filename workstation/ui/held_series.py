@@ -4,8 +4,9 @@ are not linked by symbol), live on a feed of its own.
 It opens the symbol on chart 1's source and old timeframe in a second ``LiveData`` (the same
 exchange settings and demo speed as chart 1's; closed candles go to the candle cache), and
 resamples it in a ``TimeframeStack`` of its own for the timeframes its charts show, so they
-follow that market as chart 1 follows its own. A source that does not stream (a file, the
-cache, a replay) gets no feed: its charts keep the candles they showed.
+follow that market as chart 1 follows its own. Only a series chart 1 streamed gets one (the
+chart area decides): beside a file, the cache or a replay, charts keep the candles they
+showed.
 """
 
 from __future__ import annotations
@@ -21,11 +22,6 @@ from ..market.timeframes import Timeframe
 from .live_data import LiveData, feeds_can_run
 
 log = logging.getLogger(__name__)
-
-
-def streams(key: SeriesKey) -> bool:
-    """Whether ``key``'s source has a live feed (the demo market or an exchange)."""
-    return key.is_demo or not (key.source.startswith("csv") or key.source.startswith("cache"))
 
 
 class HeldSeries(QObject):
@@ -72,11 +68,15 @@ class HeldSeries(QObject):
         return None if self.stack is None else self.stack.candles(timeframe)
 
     def close(self) -> None:
-        """Stop its feed (in the background)."""
+        """Stop its feed (in the background), or its opening if that has not got that far."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = None
         if self.data.running:
             self._task = asyncio.ensure_future(self.data.stop())
 
     async def stop(self) -> None:
+        self.close()
         await self.data.stop()
 
     def _restack(self) -> None:

@@ -79,12 +79,20 @@ class LiveData(QObject):
         self.feed_settings: dict = {}
         self.spec: str | None = None  # the source as asked for (``csv:/full/path``, ...)
         self.speed = 1.0  # the demo market's and a replay's, as last opened
+        self._replaying = False
         self.remembered: dict[str, str] = {}  # source -> the symbol last opened with it
         self.last_import: bool | None = None  # whether the last file opened was read anew
         self._task: asyncio.Task | None = None
         self._stop = asyncio.Event()
         self._generation = 0  # opens so far: an open overtaken by a newer one gives up
         self._file_stop = threading.Event()
+
+    @property
+    def streaming(self) -> bool:
+        """Whether the source asked for streams new candles (the demo market or an exchange,
+        not a file, the cache or a replay), whatever its state now."""
+        spec = self.spec or ""
+        return bool(spec) and not spec.startswith(("csv:", "cache")) and not self._replaying
 
     @property
     def running(self) -> bool:
@@ -146,6 +154,7 @@ class LiveData(QObject):
         await self.stop()
         self._generation += 1
         self.speed = float(speed)
+        self._replaying = False
         tf = parse_timeframe(timeframe)
         source = source.strip()
         symbol = (symbol or "").strip().upper() or self.symbol_for(source, tf)
@@ -239,6 +248,7 @@ class LiveData(QObject):
         rest = self.candles
         index = max(1, min(int(index), len(rest) - 1))
         self._cancel()
+        self._replaying = True  # before the reset: its listeners see a replay
         self._reset(rest.slice(0, index), self.key)
         self._start(self._run_replay(rest, index, speed))
 

@@ -373,6 +373,8 @@ class AnnotationLayer(QObject):
             self.undo_stack.clear()
             for _series, tools in self._tools.values():
                 tools.reset()
+            for preview in self._previews.values():  # what they drew is gone with them
+                preview.clear()
             self.base_series = base
         self.series = _series_of(self.target_key)
         found = self.store.list(market=self.series[0], timeframe=self.series[1]) \
@@ -548,6 +550,8 @@ class AnnotationLayer(QObject):
                   f"as {region.label}")
 
     def _candle_clicked(self, index: int, _price: float) -> None:
+        if self.sender() is not self.target:  # a click that made another chart active first
+            return
         if not self.click_mode or not self._ready():
             return
         try:
@@ -579,10 +583,28 @@ class AnnotationLayer(QObject):
             return self.annotations[self.selected.id]
         return min(hits, key=lambda a: (a.span[1] - a.span[0], -a.updated_at))
 
+    def _none_at_cursor(self, what: str) -> None:
+        """Say that the cursor candle has no annotation of this chart's timeframe ``what`` could
+        act on, naming the other timeframes' drawn there (edited on their own charts)."""
+        c, index = self.target.candles, self.target.cursor_index
+        others: list[str] = []
+        if c is not None and 0 <= index < len(c) and self.market is not None:
+            t0 = int(c.ts[index])
+            t1 = t0 + c.timeframe.ms
+            others = sorted({a.timeframe for a in self.store.list(market=self.market)
+                             if a.span[0] < t1 and a.span[1] >= t0
+                             and a.timeframe != self.series[1]})
+        here = (f"No {self.series[1]} annotation" if self.series else "No annotation") \
+            + " on the cursor candle" + (f" {what}" if what else "")
+        if others:
+            here += (f"; the {', '.join(others)} ones drawn there are edited on a chart of "
+                     f"their timeframe")
+        self._say(here)
+
     def delete_at_cursor(self) -> None:
         ann = self.annotation_at(self.target.cursor_index)
         if ann is None:
-            self._say("No annotation on the cursor candle")
+            self._none_at_cursor("")
             return
         self._push(DeleteAnnotation(self.store, ann, self._command_failed))
         self._say(f"Deleted the {describe(ann)} (Ctrl+Z brings it back)")
@@ -628,7 +650,7 @@ class AnnotationLayer(QObject):
     def edit_notes(self) -> None:
         ann = self.annotation_at(self.target.cursor_index)
         if ann is None:
-            self._say("No annotation on the cursor candle to write notes for")
+            self._none_at_cursor("to write notes for")
             return
         self.target.view.setFocus()  # where the keyboard goes back when the editor closes
         self.notes_editor.edit(

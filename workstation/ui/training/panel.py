@@ -893,19 +893,19 @@ class TrainingPanel(QWidget):
         self._live_reference = ready.reference
         if ready.reference:
             self._live_mode += f" · reads {ready.reference}"
-            self._follow_reference()
         if ready.source_run is None:  # a fresh model is this session's only
             model = f"{model} started {format_minute(int(time.time() * 1000))} UTC"
         self._live_account = model + (" + per-candle training" if ready.train else "")
         if self.state != "stopping":
             self._set_state("live", self._live_mode)
             self.paper.start(self.live_data.key, self._live_account)
+        self._follow_reference()  # once live: a reference that fails at once stops it
         self._submit_live()
 
     def _follow_reference(self) -> None:
         key = self.live_data.key
         if self._live_reference and key is not None:
-            self.reference_feed.start(self._live_reference, key, self.live_data.state,
+            self.reference_feed.start(self._live_reference, key, self.live_data.streaming,
                                       self.live_data.feed_settings)
 
     def _live_waiting(self, waiting) -> None:
