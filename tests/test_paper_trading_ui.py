@@ -58,8 +58,8 @@ def scripted_calls(monkeypatch):
     made: list[tuple[int, int]] = []
     step = OnlineLearner.on_closed_candle
 
-    def scripted(self, candles):
-        out = step(self, candles)
+    def scripted(self, candles, reference=None):
+        out = step(self, candles, reference)
         probs = call_at(out.prediction.ts)
         made.append((out.prediction.ts, position_signal(probs, DEFAULT_THRESHOLD)))
         return dataclasses.replace(out, prediction=dataclasses.replace(
