@@ -257,6 +257,18 @@ END_TS = 1_700_000_000_000
 WAIT_MS = 60_000  # a dock warming up, training or going live on a loaded 2-core machine
 
 
+def shown_chart(qtbot, width: int = 1000, height: int = 600):
+    """A ``ChartWidget`` of that size on screen (offscreen), closed when the test ends."""
+    from workstation.ui.chart import ChartWidget
+
+    widget = ChartWidget()
+    qtbot.addWidget(widget)
+    widget.resize(width, height)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
 def demo_live(paths, n: int = 1500, seed: int = 3):
     """A LiveData showing ``n`` demo candles of DEMO/USDT 1m that end at ``END_TS``."""
     from workstation.market.demo import demo_candles

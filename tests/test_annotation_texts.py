@@ -9,8 +9,9 @@ from workstation.annotations.model import Trade
 from workstation.market.demo import demo_candles
 from workstation.market.series import SeriesKey
 from workstation.ui.annotations.drawing import AnnotationGraphics, _clear_of_each_other
-from workstation.ui.chart import ChartWidget
 from workstation.ui.chart.text import TextCache
+
+from conftest import shown_chart
 
 END = 1_767_225_600_000
 HOUR = 3_600_000
@@ -27,11 +28,7 @@ def test_texts_that_would_cover_each_other_are_left_out_left_to_right():
 
 
 def test_trades_exiting_in_one_hour_show_one_pnl_text_on_the_hourly_chart(qtbot, monkeypatch):
-    chart = ChartWidget()
-    qtbot.addWidget(chart)
-    chart.resize(1000, 600)
-    chart.show()
-    qtbot.waitExposed(chart)
+    chart = shown_chart(qtbot)
     hours = demo_candles(200, "1h", seed=1, end_ts=END)
     chart.set_candles(hours, SeriesKey("demo", "DEMO/USDT", "1h"))
     hour, price = int(hours.ts[-30]), float(hours.close[-30])

@@ -22,7 +22,6 @@ from workstation.market.series import SeriesKey
 from workstation.ml.events import LiveAccuracy, LiveEnded, LiveReady, LiveSaved, LiveStep
 from workstation.ml.live import LiveJob, LiveSession, RollingAccuracy
 from workstation.ui import shortcuts
-from workstation.ui.chart.chart_widget import ChartWidget
 from workstation.ui.chart.overlays import LANE_BOTTOM_PX, LANE_SHAPES, lane_mark_px
 from workstation.ui.training.prediction_overlay import (
     CURRENT,
@@ -33,6 +32,8 @@ from workstation.ui.training.prediction_overlay import (
     accuracy_text,
     confidence_opacity,
 )
+
+from conftest import shown_chart
 
 END_TS = 1_700_000_000_000
 KEY = SeriesKey("demo", "DEMO/USDT", "1m")
@@ -192,11 +193,7 @@ def live_steps():
 
 @pytest.fixture
 def chart(qtbot, live_steps):
-    widget = ChartWidget()
-    qtbot.addWidget(widget)
-    widget.resize(1000, 560)
-    widget.show()
-    qtbot.waitExposed(widget)
+    widget = shown_chart(qtbot, 1000, 560)
     widget.set_candles(live_steps[0], KEY)
     return widget
 
