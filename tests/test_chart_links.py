@@ -42,6 +42,24 @@ def test_followers_centre_on_the_drivers_time_keeping_their_zoom():
     assert abs(centre(m15) - centre(m1)) <= 1
 
 
+def test_a_follower_skips_a_move_shorter_than_its_min_follow():
+    m1, h1 = charts("1h")
+    group = LinkGroup()
+    for v in (m1, h1):
+        group.add(v)
+    m1.pan(-3000)  # into the history: the hourly chart centres on it
+    group.flush()
+    h1.min_follow_x = 0.5  # half a device pixel, in candles, as the chart sets it
+    before = h1.time_range
+    m1.pan(-20)  # 20 minutes: a third of an hourly candle
+    group.flush()
+    assert h1.time_range == before
+    m1.pan(-20)  # 40 minutes from where it stands: it follows
+    group.flush()
+    assert h1.time_range != before
+    assert abs(centre(h1) - centre(m1)) <= h1.time_map.timeframe_ms / 1000
+
+
 def test_one_driver_no_feedback_and_at_most_once_per_flush():
     m1, m15, h1 = charts("15m", "1h")
     group = LinkGroup()

@@ -225,6 +225,27 @@ def test_the_crosshair_marks_its_candles_span_on_the_other_charts(qtbot, make_ar
     assert area.charts[2].link_marks.span is None
 
 
+def test_the_daily_chart_follows_minute_pans_within_half_a_pixel_and_repaints_less(qtbot,
+                                                                                   make_area):
+    from workstation.bench.chart import count_paints
+
+    area = make_area(n=400_000)  # 278 days: the daily chart can follow
+    area.set_layout("four")
+    settle(qtbot)
+    daily, quarter = area.charts[3], area.charts[1]
+    area.primary.pan(-200_000)  # into the history, where every chart can follow
+    settle(qtbot)
+    paints = [count_paints(chart.view.viewport()) for chart in (quarter, daily)]
+    for _ in range(20):  # 20 minutes each: a fraction of a pixel on the daily chart
+        area.primary.pan(-20)
+        settle(qtbot)
+        centre = sum(area.primary.time_range()) / 2
+        half_pixel = daily.view_model.min_follow_x * daily.candles.timeframe.ms
+        assert abs(sum(daily.time_range()) / 2 - centre) <= half_pixel + 1
+    assert paints[0].count >= 20  # the 15m chart moves every time
+    assert paints[1].count < 20  # the daily one only when a pixel changes
+
+
 def test_an_unlinked_chart_keeps_its_view_and_its_symbol(qtbot, make_area):
     area = make_area()
     area.set_layout("side_by_side")

@@ -59,6 +59,7 @@ class ChartViewModel:
         self._map = TimeMap(np.empty(0, dtype=np.int64), 60_000)
         self._range = self._times(*self._live_edge(DEFAULT_VISIBLE))
         self._cursor: int | None = None
+        self.min_follow_x = 0.0  # a smaller move to follow another chart shows nothing
 
     # -- state -----------------------------------------------------------------------------
     @property
@@ -142,9 +143,13 @@ class ChartViewModel:
 
     def centre_on(self, ts: int) -> None:
         """Put time ``ts`` at the centre of the view, keeping its width in candles (within the
-        limits): how a linked chart follows another's time."""
+        limits): how a linked chart follows another's time. A move shorter than
+        ``min_follow_x`` candles (the chart sets it to half a device pixel) is not made: on a
+        1d chart following a 1m one, a pan of minutes would redraw the same pixels."""
         x0, x1 = self.x_range()
         centre = self._map.x_of(ts)
+        if abs(centre - (x0 + x1) / 2) < self.min_follow_x:
+            return
         self._show_x(centre - (x1 - x0) / 2, centre + (x1 - x0) / 2)
 
     def pan(self, candles: float) -> None:

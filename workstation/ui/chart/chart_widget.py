@@ -528,6 +528,9 @@ class ChartWidget(QtWidgets.QWidget):
         """Recompute what is drawn for the current x range and width (O(pixels))."""
         (x0, x1), _ = self.price_view.viewRange()
         width_px = int(round(self.price_view.width()))
+        if width_px > 0 and x1 > x0:  # half a device pixel, in candles
+            self.view_model.min_follow_x = 0.5 * (x1 - x0) / (width_px
+                                                              * self.devicePixelRatioF())
         if self._candles is not None:
             self._frame = visible_candles(self._candles, self._pyramid, x0, x1, width_px)
         else:

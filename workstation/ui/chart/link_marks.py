@@ -4,7 +4,9 @@
 - another chart's crosshair: a band with dashed edges over the span of this chart's candle
   that contains its time.
 
-Times go through the chart's ``TimeMap``, so gaps and every timeframe map alike.
+Times go through the chart's ``TimeMap``, so gaps and every timeframe map alike. New marks
+that cover the same device pixels as those drawn (a 1m chart's window on a 1d chart, moved by
+minutes) repaint nothing.
 """
 
 from __future__ import annotations
@@ -34,14 +36,45 @@ class LinkMarksItem(ViewSizedItem):
         self._span_brush = QtGui.QBrush(pg.mkColor(SPAN_COLOR))
         self._edge = QtGui.QPen(pg.mkColor(SPAN_EDGE), 1, QtCore.Qt.PenStyle.DashLine)
         self._edge.setCosmetic(True)
+        self._drawn: tuple | None = None  # the device pixels of the marks last asked for
 
     def set_marks(self, span: tuple[int, int] | None, windows: list[tuple[int, int]]) -> None:
         """Mark ``span`` (another chart's crosshair) and ``windows`` (lower timeframes')."""
-        if span != self.span or windows != self.windows:
-            self.span, self.windows = span, list(windows)
+        if span == self.span and windows == self.windows:
+            return
+        self.span, self.windows = span, list(windows)
+        drawn = self._pixels()
+        if drawn is None or drawn != self._drawn:
+            self._drawn = drawn
             self.update()
 
+    @property
+    def drawn(self) -> tuple | None:
+        """The device pixels of the marks as last painted or asked for (see ``_pixels``)."""
+        return self._drawn
+
+    def _pixels(self) -> tuple | None:
+        """Where the marks fall in device pixels with the view as it is (None: not on a
+        view), with the mapping itself: equal means painting them again changes nothing."""
+        scene = self.scene()
+        views = scene.views() if scene is not None else []
+        if not views:
+            return None
+        ratio = views[0].devicePixelRatioF()
+        t = self.deviceTransform(views[0].viewportTransform())
+        sx, dx = t.m11() * ratio, t.dx() * ratio
+        time_map: TimeMap = self._time_map()
+
+        def columns(t0: int, t1: int) -> tuple[int, int]:
+            return (math.floor(sx * time_map.x_of(t0) + dx),
+                    math.ceil(sx * time_map.x_of(t1) + dx))
+
+        return (sx, dx, self._bounds.top(), self._bounds.bottom(),
+                None if self.span is None else columns(*self.span),
+                tuple(columns(*w) for w in self.windows))
+
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
+        self._drawn = self._pixels()  # what the view shows from now on
         if not self.windows and self.span is None:
             return
         time_map: TimeMap = self._time_map()
