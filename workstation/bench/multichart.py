@@ -260,7 +260,7 @@ class _Workstation:
         return [a != b for a, b in zip(self._before, self._on_screen())]
 
     def _on_screen(self) -> list:
-        return [(c.time_range(), c.link_marks.drawn) for c in self.area.charts]
+        return [(c.time_range(), c.link_marks.pixels) for c in self.area.charts]
 
     def go_live(self) -> None:
         self.area.primary.go_live()

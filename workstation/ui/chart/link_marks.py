@@ -36,22 +36,17 @@ class LinkMarksItem(ViewSizedItem):
         self._span_brush = QtGui.QBrush(pg.mkColor(SPAN_COLOR))
         self._edge = QtGui.QPen(pg.mkColor(SPAN_EDGE), 1, QtCore.Qt.PenStyle.DashLine)
         self._edge.setCosmetic(True)
-        self._drawn: tuple | None = None  # the device pixels of the marks last asked for
+        self.pixels: tuple | None = None  # where the marks last set fell (``_pixels``)
 
     def set_marks(self, span: tuple[int, int] | None, windows: list[tuple[int, int]]) -> None:
         """Mark ``span`` (another chart's crosshair) and ``windows`` (lower timeframes')."""
         if span == self.span and windows == self.windows:
             return
+        shown = self._pixels()  # the marks the view shows (or shows once it repaints)
         self.span, self.windows = span, list(windows)
-        drawn = self._pixels()
-        if drawn is None or drawn != self._drawn:
-            self._drawn = drawn
+        self.pixels = self._pixels()
+        if shown is None or self.pixels != shown:
             self.update()
-
-    @property
-    def drawn(self) -> tuple | None:
-        """The device pixels of the marks as last painted or asked for (see ``_pixels``)."""
-        return self._drawn
 
     def _pixels(self) -> tuple | None:
         """Where the marks fall in device pixels with the view as it is (None: not on a
@@ -74,7 +69,6 @@ class LinkMarksItem(ViewSizedItem):
                 tuple(columns(*w) for w in self.windows))
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
-        self._drawn = self._pixels()  # what the view shows from now on
         if not self.windows and self.span is None:
             return
         time_map: TimeMap = self._time_map()
