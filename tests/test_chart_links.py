@@ -49,7 +49,7 @@ def test_a_follower_skips_a_move_shorter_than_its_min_follow():
         group.add(v)
     m1.pan(-3000)  # into the history: the hourly chart centres on it
     group.flush()
-    h1.min_follow_x = 0.5  # half a device pixel, in candles, as the chart sets it
+    h1.min_follow_x = 0.5  # half a pixel, in candles, as the chart sets it
     before = h1.time_range
     m1.pan(-20)  # 20 minutes: a third of an hourly candle
     group.flush()

@@ -4,6 +4,7 @@ client streaming it from a loopback fake Binance beside a live chart, the candle
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import numpy as np
@@ -100,3 +101,32 @@ def test_beside_a_static_series_the_reference_comes_from_the_cache_and_is_final(
     (failure,) = seen["failures"]
     assert failure.startswith("the reference asset NOPE/USDT could not be followed: ")
     assert "\n" not in failure
+
+
+def test_starts_in_a_row_follow_the_last_and_a_close_leaves_no_feed_running(qapp, paths):
+    seen: dict = {}
+
+    async def main():
+        grid = 5 * MIN * (int(time.time() * 1000) // (5 * MIN))  # on the 1m and 5m grids
+        async with FakeBinance(first_ms=grid - 3000 * MIN, now_ms=grid + 30_000) as fake:
+            feed = ReferenceFeed(paths.candle_cache)
+            feed.start("BTC/USDT", ETH, True, settings(fake))
+            await wait_for(lambda: feed.data.state == "live")
+            # the chart switches twice while the first feed is still closing: the last wins
+            feed.start("BTC/USDT", ETH, False)
+            five = SeriesKey("binance", "ETH/USDT", "5m")
+            feed.start("BTC/USDT", five, True, settings(fake))
+            await wait_for(lambda: feed.candles(None)[0] is not None)
+            seen["last"] = (feed.data.spec, feed.data.key, feed.candles(None)[1])
+            feed.start("BTC/USDT", ETH, True, settings(fake))
+            await asyncio.sleep(0)
+            feed.close()  # while that open waits for the 5m feed to close
+            await asyncio.sleep(0.5)
+            seen["after_close"] = (feed.mode, feed.data.running)
+            await feed.stop()
+        return 0
+
+    assert qasync.run(main()) == 0
+    spec, key, final = seen["last"]
+    assert (spec, key, final) == ("binance", SeriesKey("binance", "BTC/USDT", "5m"), False)
+    assert seen["after_close"] == ("closed", False)

@@ -7,7 +7,7 @@ Measured, in milliseconds, from the change until all four charts have repainted:
 - ``pan``: chart 1 moves 20 candles back (the others follow it by time): median and p95 of
   ``--reps``, starting in the middle of the history so that every chart can follow, until
   every chart the pan changes on screen has repainted (the 1d chart follows 20 minutes by
-  less than a device pixel: it is not redrawn, as finplot's windows whose view stays);
+  less than a pixel: it is not redrawn, as finplot's windows whose view stays);
 - ``tick``: a forming-candle update of chart 1 (every chart's forming candle changes), at the
   live edge: median and p95 of ``--ticks``;
 - ``peak_rss_mb``: the process's peak resident memory.
@@ -263,7 +263,7 @@ class _Workstation:
 
     def moved(self) -> list[bool]:
         """Which charts the last pan changes on screen, so repaints: chart 1, and each chart
-        that moved or whose marks moved by a device pixel (a 1d chart following a 20-minute
+        that moved or whose marks moved by a pixel (a 1d chart following a 20-minute
         pan does neither)."""
         return [a != b for a, b in zip(self._before, self._on_screen())]
 

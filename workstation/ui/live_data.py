@@ -150,9 +150,13 @@ class LiveData(QObject):
                    speed: float = 1.0) -> None:
         """Switch to a source. Demo and exchanges go live; files and the cache are static
         until ``replay_from`` is asked for. Returns once a file or the cache is on screen
-        (or failed); a feed goes on in its task."""
-        await self.stop()
+        (or failed); a feed goes on in its task. An open overtaken by a newer one while the
+        old feed stops gives up."""
         self._generation += 1
+        generation = self._generation
+        await self.stop()
+        if generation != self._generation:
+            return
         self.speed = float(speed)
         self._replaying = False
         tf = parse_timeframe(timeframe)
@@ -278,9 +282,8 @@ class LiveData(QObject):
         if task is not None and not task.done():
             self._stop.set()
             task.cancel()
-            # The task's own error is reported by _task_done.
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            # The task's own error is reported by _task_done; a cancel of the caller's goes on.
+            await asyncio.wait({task})
 
     # -- feeds -----------------------------------------------------------------------------
     async def _run_demo(self, symbol: str | None, tf, speed: float) -> None:

@@ -144,7 +144,7 @@ class ChartViewModel:
     def centre_on(self, ts: int) -> None:
         """Put time ``ts`` at the centre of the view, keeping its width in candles (within the
         limits): how a linked chart follows another's time. A move shorter than
-        ``min_follow_x`` candles (the chart sets it to half a device pixel) is not made: on a
+        ``min_follow_x`` candles (the chart sets it to half a pixel) is not made: on a
         1d chart following a 1m one, a pan of minutes would redraw the same pixels."""
         x0, x1 = self.x_range()
         centre = self._map.x_of(ts)

@@ -87,6 +87,11 @@ class _ReadoutBox(QtWidgets.QWidget):
         self.label.setGeometry(self.rect())
         self._fit()
 
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.Type.FontChange:
+            self._fit()
+
     def enterEvent(self, event) -> None:
         self.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -528,9 +533,8 @@ class ChartWidget(QtWidgets.QWidget):
         """Recompute what is drawn for the current x range and width (O(pixels))."""
         (x0, x1), _ = self.price_view.viewRange()
         width_px = int(round(self.price_view.width()))
-        if width_px > 0 and x1 > x0:  # half a device pixel, in candles
-            self.view_model.min_follow_x = 0.5 * (x1 - x0) / (width_px
-                                                              * self.devicePixelRatioF())
+        if width_px > 0 and x1 > x0:  # half a pixel of those candles are drawn on, in candles
+            self.view_model.min_follow_x = 0.5 * (x1 - x0) / width_px
         if self._candles is not None:
             self._frame = visible_candles(self._candles, self._pyramid, x0, x1, width_px)
         else:

@@ -5,7 +5,7 @@
   that contains its time.
 
 Times go through the chart's ``TimeMap``, so gaps and every timeframe map alike. New marks
-that cover the same device pixels as those drawn (a 1m chart's window on a 1d chart, moved by
+that cover the same pixels as those drawn (a 1m chart's window on a 1d chart, moved by
 minutes) repaint nothing.
 """
 
@@ -49,15 +49,15 @@ class LinkMarksItem(ViewSizedItem):
             self.update()
 
     def _pixels(self) -> tuple | None:
-        """Where the marks fall in device pixels with the view as it is (None: not on a
-        view), with the mapping itself: equal means painting them again changes nothing."""
+        """Where the marks fall in the pixels ``paint`` snaps them to (the painter's, without
+        the device pixel ratio) with the view as it is (None: not on a view), with the
+        mapping itself: equal means painting them again changes nothing."""
         scene = self.scene()
         views = scene.views() if scene is not None else []
         if not views:
             return None
-        ratio = views[0].devicePixelRatioF()
         t = self.deviceTransform(views[0].viewportTransform())
-        sx, dx = t.m11() * ratio, t.dx() * ratio
+        sx, dx = t.m11(), t.dx()
         time_map: TimeMap = self._time_map()
 
         def columns(t0: int, t1: int) -> tuple[int, int]:

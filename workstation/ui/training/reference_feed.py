@@ -75,6 +75,8 @@ class ReferenceFeed(QObject):
         self._demo, self._demo_candles = None, None
         if mode == "demo":
             self._demo = demo_market(symbol, key.timeframe)
+            if self.data.running:  # the exchange it followed before
+                self._opening = asyncio.ensure_future(self.data.stop())
             self.changed.emit()
             return
         if not feeds_can_run():
