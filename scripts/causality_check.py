@@ -32,8 +32,8 @@ def main() -> int:
     home = tempfile.mkdtemp(prefix="causality-")
     os.environ["WORKSTATION_HOME"] = home
     from workstation.cli import main as cli
-    from workstation.market.candles import Candles
     from workstation.market.csv_io import read_candles_csv, write_candles_csv
+    from workstation.market.perturb import changed_after
 
     def run(*argv) -> str:
         out = io.StringIO()
@@ -54,17 +54,6 @@ def main() -> int:
                   "--higher-timeframes", "15m,1h,1d", "--seq-len", "64", "--epochs", "1",
                   "--no-annotations", "--json")
     run_id = json.loads(trained.splitlines()[-1])["run_id"]
-
-    def changed_after(candles: Candles, ts: int, seed: int) -> Candles:
-        rng = np.random.default_rng(seed)
-        cols = [c.copy() for c in candles.columns()]
-        after = cols[0] > ts
-        scale = np.exp(rng.normal(0, 0.05, after.sum()))
-        for col in cols[1:5]:
-            col[after] *= scale
-        cols[5][after] = rng.uniform(0, 1e4, after.sum())
-        keep = ~after | (rng.random(len(after)) > 0.2)
-        return Candles.from_columns([c[keep] for c in cols], candles.timeframe)
 
     def predict(eth: Path, btc: Path, ts: int) -> dict:
         out = run("predict", "--source", f"csv:{eth}", "--symbol", "ETH/USDT", "--run", run_id,

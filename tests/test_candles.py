@@ -120,3 +120,14 @@ def test_gaps_and_index_of():
     g = Candles.from_arrays(*cols, timeframe="1m")
     assert g.gaps() == [(3 * MIN, 2), (8 * MIN, 1)]
     assert g.index_of(4 * MIN + 5) == 2 and g.index_of(-1) == -1
+
+
+def test_without_drops_rows_by_index_or_mask_and_keeps_a_forming_last_candle_forming():
+    ts = np.arange(6, dtype=np.int64) * 60_000
+    c = Candles.from_arrays(ts, *(np.full(6, 10.0),) * 4, np.ones(6), "1m")
+    c.last_closed = False
+    gapped = c.without([1, 4])
+    assert list(gapped.ts) == [0, 120_000, 180_000, 300_000] and not gapped.last_closed
+    assert list(c.without(ts >= 300_000).ts) == list(ts[:5])
+    assert c.without([5]).last_closed  # the forming one dropped: what is left is closed
+    assert len(c) == 6  # a copy: the series itself is untouched

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from workstation.errors import WorkstationError
-from workstation.market.candles import Candles
 from workstation.market.demo import demo_candles
+from workstation.market.perturb import changed_after
 from workstation.ml.context import (
     CLOSED_NAMES,
     FORMING_NAMES,
@@ -29,30 +29,11 @@ SPEC = FeatureSpec(higher_timeframes=("15m", "1h"), reference="BTC/USDT")
 H_WIDTH = len(CLOSED_NAMES) + len(FORMING_NAMES) + 1
 
 
-def _without(candles: Candles, rows) -> Candles:
-    keep = np.ones(len(candles), dtype=bool)
-    keep[rows] = False
-    return Candles.from_columns([c[keep] for c in candles.columns()], candles.timeframe)
-
-
-def _perturbed_after(candles: Candles, ts: int, seed: int) -> Candles:
-    """Every candle after ``ts`` changed (prices scaled, volumes redrawn), some dropped."""
-    rng = np.random.default_rng(seed)
-    cols = [c.copy() for c in candles.columns()]
-    after = cols[0] > ts
-    scale = np.exp(rng.normal(0, 0.05, after.sum()))
-    for col in cols[1:5]:
-        col[after] *= scale
-    cols[5][after] = rng.uniform(0, 1e4, after.sum())
-    keep = ~after | (rng.random(len(after)) > 0.1)
-    return Candles.from_columns([c[keep] for c in cols], candles.timeframe)
-
-
 @pytest.fixture(scope="module")
 def market():
     eth = demo_candles(12_000, "1m", seed=5, end_ts=END)
-    btc = _without(demo_candles(12_000, "1m", seed=6, end_ts=END), np.r_[4000:4030, 7777])
-    return _without(eth, np.r_[9000:9003]), btc
+    btc = demo_candles(12_000, "1m", seed=6, end_ts=END).without(np.r_[4000:4030, 7777])
+    return eth.without(np.r_[9000:9003]), btc
 
 
 def test_columns_are_named_and_the_plain_features_are_unchanged(market):
@@ -134,7 +115,8 @@ def test_rows_up_to_ts_do_not_depend_on_anything_after_ts(market, ts_row):
     full = make_features(eth, SPEC, btc)
     cut_eth, cut_btc = as_of(eth, ts, btc)
     cut = make_features(cut_eth, SPEC, cut_btc)
-    changed = make_features(_perturbed_after(eth, ts, 1), SPEC, _perturbed_after(btc, ts, 2))
+    changed = make_features(changed_after(eth, ts, 1, 0.1), SPEC,
+                            changed_after(btc, ts, 2, 0.1))
     assert len(cut) == ts_row + 1
     np.testing.assert_array_equal(cut, full[:ts_row + 1])
     np.testing.assert_array_equal(changed[:ts_row + 1], full[:ts_row + 1])

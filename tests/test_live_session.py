@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from workstation.market.candles import Candles
 from workstation.market.demo import demo_candles
 from workstation.ml.checkpoints import CheckpointStore
 from workstation.ml.events import Failed, LiveEnded, LiveReady, LiveSaved, LiveStep, LiveWaiting
@@ -129,11 +128,6 @@ def test_live_inference_without_a_model_fails_with_its_reason(started):
     assert session.outcome is failed and not recorder.of(LiveReady)
 
 
-def without(candles: Candles, *rows: int) -> Candles:
-    kept = [i for i in range(len(candles)) if i not in {r % len(candles) for r in rows}]
-    return Candles.from_columns([col[kept] for col in candles.columns()], candles.timeframe)
-
-
 def test_a_step_waits_for_the_reference_candle_then_masks_it(started):
     series = demo_candles(1200, "1m", seed=4, end_ts=END_TS)
     btc = demo_candles(1200, "1m", seed=11, end_ts=END_TS)
@@ -168,7 +162,7 @@ def test_a_step_waits_for_the_reference_candle_then_masks_it(started):
     assert recorder.of(LiveStep)[1].step.reference_present is True
     # Missing for good (a later one has closed), or from a reference that will not grow: no
     # wait, masked.
-    session.offer(series.slice(0, 1002), 0, without(btc.slice(0, 1003), 1001))
+    session.offer(series.slice(0, 1002), 0, btc.slice(0, 1003).without([1001]))
     wait(lambda: len(recorder.of(LiveStep)) == 3)
     session.offer(series.slice(0, 1003), 0, btc.slice(0, 1002), final=True)
     wait(lambda: len(recorder.of(LiveStep)) == 4)

@@ -14,6 +14,7 @@ from workstation.cli import main
 from workstation.market.candles import Candles
 from workstation.market.csv_io import write_candles_csv
 from workstation.market.demo import demo_candles
+from workstation.market.perturb import changed_after
 from workstation.ml.checkpoints import CheckpointStore
 from workstation.ml.history import read_history
 from workstation.ml.manifest import MANIFEST_NAME
@@ -22,17 +23,6 @@ END = 1_700_000_000_000 - 1_700_000_000_000 % 3_600_000
 CONTEXT = ["--higher-timeframes", "15m,1h", "--reference", "BTC/USDT"]
 TRAIN = ["--symbol", "ETH/USDT", "--seq-len", "32", "--batch-size", "16", "--epochs", "1",
          "--threads", "1", "--seed", "4", "--log-every", "1", "--no-annotations", "--json"]
-
-
-def _changed_after(candles: Candles, ts: int, seed: int) -> Candles:
-    rng = np.random.default_rng(seed)
-    cols = [c.copy() for c in candles.columns()]
-    after = cols[0] > ts
-    for col in cols[1:5]:
-        col[after] *= 1.5
-    cols[5][after] = rng.uniform(0, 1e5, after.sum())
-    keep = ~after | (rng.random(len(after)) > 0.2)  # and some future candles gone
-    return Candles.from_columns([c[keep] for c in cols], candles.timeframe)
 
 
 @pytest.fixture
@@ -66,7 +56,7 @@ def test_a_prediction_at_ts_uses_only_the_data_up_to_ts(trained, tmp_path, capsy
             series.ts, ts, side="right"))), tmp_path / f"{name}-cut.csv")
             for name, series in (("eth", eth), ("btc", btc))}
         absent = _predict(capsys, cut["eth"], cut["btc"], *at)
-        changed = {name: write_candles_csv(_changed_after(series, ts, seed),
+        changed = {name: write_candles_csv(changed_after(series, ts, seed),
                                            tmp_path / f"{name}-changed.csv")
                    for seed, (name, series) in enumerate((("eth", eth), ("btc", btc)))}
         perturbed = _predict(capsys, changed["eth"], changed["btc"], *at)

@@ -112,26 +112,36 @@ def _worker_env() -> dict:
     return env
 
 
-def _run_worker(python: str, renderer: str, data: Path, view: str, args) -> list[dict]:
-    slow = renderer == "qpicture" and args.size >= SLOW_FROM
-    cmd = [python, "-m", "workstation.bench.chart", "--worker", renderer, str(data),
-           "--view", view,
-           "--reps", str(args.reference_reps if slow else args.reps),
-           "--ticks", str(min(args.ticks, args.reference_reps) if slow else args.ticks),
-           "--budget", str(1e9 if renderer == "workstation" else args.reference_budget)]
+def run_worker(python: str, module: str, argv: list[str], timeout: float,
+               case: dict) -> list[dict]:
+    """The cases a bench worker (``python -m module --worker ...``, in its own process)
+    printed as JSON lines; ``case`` (the renderer and what it measured) marked incomplete
+    when it ran out of ``timeout``, skipped when it could not import its renderer (exit 3);
+    another failure is an error naming the worker's last lines."""
+    renderer = case["renderer"]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+        proc = subprocess.run([python, "-m", module, "--worker", renderer, *argv],
+                              capture_output=True, text=True, timeout=timeout,
                               env=_worker_env())
     except subprocess.TimeoutExpired:
-        return [{"renderer": renderer, "candles": args.size, "view": view, "incomplete":
-                 f"worker took longer than {args.timeout:.0f} s: nothing measured"}]
+        return [dict(case, incomplete=f"worker took longer than {timeout:.0f} s: nothing "
+                                      f"measured")]
     if proc.returncode == 3:
-        return [{"renderer": renderer, "candles": args.size, "view": view,
-                 "skipped": proc.stdout.strip() or "not installed"}]
+        return [dict(case, skipped=proc.stdout.strip() or "not installed")]
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
         raise WorkstationError(f"{renderer} worker failed: {' | '.join(tail)}")
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def _run_worker(python: str, renderer: str, data: Path, view: str, args) -> list[dict]:
+    slow = renderer == "qpicture" and args.size >= SLOW_FROM
+    argv = [str(data), "--view", view,
+            "--reps", str(args.reference_reps if slow else args.reps),
+            "--ticks", str(min(args.ticks, args.reference_reps) if slow else args.ticks),
+            "--budget", str(1e9 if renderer == "workstation" else args.reference_budget)]
+    return run_worker(python, "workstation.bench.chart", argv, args.timeout,
+                      {"renderer": renderer, "candles": args.size, "view": view})
 
 
 def run(args) -> int:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,11 +37,11 @@ from . import report
 from .chart import (
     END_TS,
     _peak_rss_mb,
-    _worker_env,
     count_paints,
     finplot_importable,
     load_arrays,
     median_p95,
+    run_worker,
 )
 
 TIMEFRAMES = ("1m", "15m", "1h", "1d")
@@ -103,21 +102,10 @@ def run(args) -> int:
 
 def _run_worker(python: str, renderer: str, data: Path, plan: Path, args) -> dict:
     print(f"… {renderer}", file=sys.stderr, flush=True)
-    cmd = [python, "-m", "workstation.bench.multichart", "--worker", renderer, str(data),
-           str(plan), "--reps", str(args.reps), "--ticks", str(args.ticks),
-           "--budget", str(1e9 if renderer == "workstation" else args.reference_budget)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
-                              env=_worker_env())
-    except subprocess.TimeoutExpired:
-        return {"renderer": renderer, "incomplete": f"worker took longer than "
-                                                    f"{args.timeout:.0f} s"}
-    if proc.returncode == 3:
-        return {"renderer": renderer, "skipped": proc.stdout.strip() or "not installed"}
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        raise WorkstationError(f"{renderer} worker failed: {' | '.join(tail)}")
-    return next(json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{"))
+    argv = [str(data), str(plan), "--reps", str(args.reps), "--ticks", str(args.ticks),
+            "--budget", str(1e9 if renderer == "workstation" else args.reference_budget)]
+    return run_worker(python, "workstation.bench.multichart", argv, args.timeout,
+                      {"renderer": renderer})[0]
 
 
 RATIOS = {"pan_ms_median": "pan_ratio", "tick_ms_median": "tick_ratio",

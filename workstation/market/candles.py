@@ -216,6 +216,15 @@ class Candles:
     def copy(self) -> Candles:
         return self.slice(0, self._n)
 
+    def without(self, rows) -> Candles:
+        """A copy without the candles at ``rows`` (indices, or a boolean mask of those to
+        drop): gaps."""
+        keep = np.ones(self._n, dtype=bool)
+        keep[rows] = False
+        forming = not self.last_closed and self._n > 0 and bool(keep[-1])
+        return Candles.from_columns([col[keep] for col in self.columns()], self.timeframe,
+                                    validate=False, last_closed=not forming)
+
     def index_of(self, ts_ms: int) -> int:
         """Index of the candle whose open time is the greatest <= ``ts_ms`` (-1 if none)."""
         return int(np.searchsorted(self.ts, ts_ms, side="right")) - 1
