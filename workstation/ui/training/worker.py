@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 
 from ...errors import WorkstationError
 from ...market.series import SeriesKey
@@ -144,11 +144,12 @@ class ProgressRelay(QObject):
         self._lock = threading.Lock()
         self._items: list = []
         self._woken = False
-        self._last = -1e9
+        self.last_delivery_s = -1e9  # time.monotonic() of the last delivery
         self.deliveries = 0
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.flush)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.timeout.connect(self._on_wake)  # one that fires early waits again
         self._wake.connect(self._on_wake)
 
     def put(self, item) -> None:
@@ -162,7 +163,7 @@ class ProgressRelay(QObject):
 
     @Slot()
     def _on_wake(self) -> None:
-        wait = self._last + self.interval_s - time.monotonic()
+        wait = self.last_delivery_s + self.interval_s - time.monotonic()
         if wait > 0:
             if not self._timer.isActive():
                 self._timer.start(max(1, int(wait * 1000 + 0.5)))
@@ -177,7 +178,7 @@ class ProgressRelay(QObject):
             items, self._items = self._items, []
             self._woken = False
         if items:
-            self._last = time.monotonic()
+            self.last_delivery_s = time.monotonic()
             self.deliveries += 1
             self.delivered.emit(items)
 
