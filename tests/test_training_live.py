@@ -13,6 +13,7 @@ from workstation.market.demo import demo_candles
 from workstation.market.replay import forming_ticks
 from workstation.market.series import SeriesKey
 from workstation.ml.checkpoints import CheckpointStore
+from workstation.ml.events import LiveStep
 from workstation.ui.chart.chart_widget import ChartWidget
 from workstation.ui.live_data import LiveData
 from workstation.ui.training.prediction_overlay import CURRENT, MARKS
@@ -44,17 +45,31 @@ class Replay:
         else:
             self.chart.candles_changed(kind)
 
-    def feed(self, n: int, qtbot=None, pause_ms: int = 0) -> None:
+    def feed(self, n: int, qtbot=None, pause_ms: int = 0, dock=None) -> None:
         """``n`` more candles, each in two ticks; with ``qtbot``, the event loop runs
-        ``pause_ms`` after each close (without, they arrive in one burst)."""
-        for _ in range(n):
-            candle = self.rest.pop(0)
-            for update in forming_ticks(candle, 2):
-                kind = self.live.candles.apply(update)
-                self.live.candles_changed.emit(kind)
-            self.live.candle_closed.emit(len(self.live.candles) - 1)
-            if qtbot is not None:
-                qtbot.wait(pause_ms)
+        ``pause_ms`` after each close (without, they arrive in one burst), and with ``dock``
+        too, until the dock has shown the live step about that candle: no two candles share
+        a step, however slow the machine."""
+        stepped: list[int] = []
+        if dock is not None:
+            def record(items):
+                stepped.extend(int(i.step.ts) for i in items if isinstance(i, LiveStep))
+            dock.relay.delivered.connect(record)
+        try:
+            for _ in range(n):
+                candle = self.rest.pop(0)
+                for update in forming_ticks(candle, 2):
+                    kind = self.live.candles.apply(update)
+                    self.live.candles_changed.emit(kind)
+                self.live.candle_closed.emit(len(self.live.candles) - 1)
+                if qtbot is not None:
+                    qtbot.wait(pause_ms)
+                if dock is not None:
+                    ts = int(self.live.candles.ts[-1])
+                    qtbot.waitUntil(lambda ts=ts: ts in stepped, timeout=WAIT_MS)
+        finally:
+            if dock is not None:
+                dock.relay.delivered.disconnect(record)
 
 
 @pytest.fixture
@@ -94,7 +109,7 @@ def test_live_training_on_a_fast_replay_predicts_learns_and_marks(qtbot, replay,
     assert int(overlays.lanes[MARKS].ts[-1]) == int(replay.live.candles.ts[-1]) + 60_000
     assert overlays.count(CURRENT) == 0 and overlays.badge.group == CURRENT
 
-    replay.feed(30, qtbot, pause_ms=30)
+    replay.feed(30, qtbot, dock=dock)
     qtbot.waitUntil(lambda: dock.overlay.right + dock.overlay.wrong >= 12, timeout=WAIT_MS)
     # Each settled next-candle call marks its own candle's mark: still one per candle.
     assert overlays.count(MARKS) == dock.overlay.marks > dock.overlay.right + dock.overlay.wrong
@@ -135,7 +150,7 @@ def test_live_inference_uses_the_trained_run_and_trains_nothing(qtbot, replay, m
     dock.start_live()
     wait_live(qtbot, dock)
     assert f"run {trained}" in dock.detail
-    replay.feed(14, qtbot, pause_ms=20)
+    replay.feed(14, qtbot, dock=dock)
     qtbot.waitUntil(lambda: len(dock.curves.series["live_trend_acc"]) >= 1, timeout=WAIT_MS)
     assert len(dock.curves.series["live_loss"]) == 0  # no training: no loss, never a 0
     assert "step loss" not in dock.readout.text("live")
@@ -148,12 +163,12 @@ def test_live_mode_follows_a_switch_of_series(qtbot, replay, make_dock):
     dock = make_dock(replay.live, replay.chart, epochs=1)
     dock.start_live_training()
     wait_live(qtbot, dock)
-    replay.feed(3, qtbot, pause_ms=30)
+    replay.feed(3, qtbot, dock=dock)
     qtbot.waitUntil(lambda: dock.events_seen["LiveStep"] >= 2, timeout=WAIT_MS)
     other = demo_candles(800, seed=9, end_ts=END_TS + 86_400_000)
     replay.show(other.slice(0, 760), SeriesKey("demo", "OTHER/USDT", "1m"))
     replay.rest = [other.row(i) for i in range(760, 800)]
-    replay.feed(3, qtbot, pause_ms=30)
+    replay.feed(3, qtbot, dock=dock)
     overlays = replay.chart.overlays
     qtbot.waitUntil(lambda: MARKS in overlays.lanes
                     and int(overlays.lanes[MARKS].ts[-1]) == int(other.ts[762]) + 60_000,
@@ -166,7 +181,7 @@ def test_shutdown_in_live_mode_saves_the_online_model(qtbot, replay, make_dock, 
     dock = make_dock(replay.live, replay.chart, epochs=1)
     dock.start_live_training()
     wait_live(qtbot, dock)
-    replay.feed(4, qtbot, pause_ms=50)
+    replay.feed(4, qtbot, dock=dock)
     qtbot.waitUntil(lambda: dock.events_seen["LiveStep"] >= 3, timeout=WAIT_MS)
     assert dock.shutdown(60.0)
     assert not dock.busy and dock.state == "idle"
@@ -195,7 +210,7 @@ def test_live_mode_reads_the_demo_reference_asset_at_the_charts_times(qtbot, rep
     dock.start_live_training()
     wait_live(qtbot, dock)
     assert "reads BTC/USDT" in dock.detail
-    replay.feed(3, qtbot, pause_ms=30)
+    replay.feed(3, qtbot, dock=dock)
     qtbot.waitUntil(lambda: dock.events_seen["LiveStep"] >= 3, timeout=WAIT_MS)
     candles, reference = offered[-1]
     assert int(reference.ts[-1]) == int(candles.ts[-1])  # up to the newest closed one only

@@ -255,7 +255,8 @@ def curves(qtbot):
     for point in epochs:
         widget.add_epoch(point)
     widget.redraw_now()
-    qtbot.wait(20)  # the views take their new ranges
+    for plot in widget.plots.values():  # the views take their new ranges now, not at a paint
+        plot.plot.vb.updateAutoRange()
     return widget
 
 

@@ -106,6 +106,19 @@ class SeriesKey:
             return f"DEMO (simulated market) {self.symbol} {self.timeframe.name}"
         return f"{self.source} {self.symbol} {self.timeframe.name}"
 
+    @property
+    def short_provenance(self) -> str:
+        """``provenance`` for a narrow chart: demo data still says DEMO, a file shows its
+        name without its folder."""
+        if self.is_demo:
+            shown = self.symbol if self.symbol.startswith("DEMO") else f"DEMO {self.symbol}"
+        else:
+            source = self.source
+            if self.kind is SourceKind.FILE and ":" in source:
+                source = source.split(":", 1)[1].replace("\\", "/").rsplit("/", 1)[-1]
+            shown = f"{source} {self.symbol}"
+        return f"{shown} {self.timeframe.name}"
+
     def to_dict(self) -> dict:
         """Plain JSON (what a checkpoint records as its data)."""
         return {"kind": self.kind.value, "source": self.source, "symbol": self.symbol,

@@ -23,6 +23,7 @@ AXIS_FONT_PX = 11
 PRICE_AXIS_WIDTH = 76
 TIME_AXIS_HEIGHT = 22
 _TICK_LEN = 4
+_TAG_GAP = 4  # px kept free between a tag and the time labels beside it
 
 
 def axis_font() -> QtGui.QFont:
@@ -180,22 +181,40 @@ class TimeAxis(_Axis):
         w = self._metrics.horizontalAdvance(tag.text) + 12
         return QtCore.QRectF(round(x - w / 2), 0, w, self.size().height())
 
+    def _around(self, rect: QtCore.QRectF) -> QtCore.QRectF:
+        """``rect`` and the widest label on each side (see ``_Axis._around``)."""
+        widest = max((self._metrics.horizontalAdvance(t.label) for t in self.ticks), default=0)
+        pad = widest + _TAG_GAP
+        return rect.adjusted(-pad, 0, pad, 0)
+
+    def shown_ticks(self) -> list[tuple[int, str]]:
+        """The labels drawn (pixel x of their centre, text): those on the axis and clear of
+        every tag by ``_TAG_GAP``; a tag hides the labels it would overlap."""
+        w = self.size().width()
+        tr = self._view_to_local()
+        tags = [self._tag_rect(tag) for tag in self._tags.values()]
+        shown = []
+        for tick in self.ticks:
+            x = math.floor(tr.m11() * tick.x + tr.dx())
+            if not 0 <= x <= w:
+                continue
+            half = self._metrics.horizontalAdvance(tick.label) / 2 + _TAG_GAP
+            if not any(r.left() - half < x < r.right() + half for r in tags):
+                shown.append((x, tick.label))
+        return shown
+
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
         w = self.size().width()
         p.setPen(self._line_pen)
         p.drawLine(QtCore.QPointF(0, 0.5), QtCore.QPointF(w, 0.5))
-        tr = self._view_to_local()
         p.setFont(self._font)
         p.setPen(self._text_pen)
-        xs = []
-        for tick in self.ticks:
-            x = math.floor(tr.m11() * tick.x + tr.dx())
-            if 0 <= x <= w:
-                self._text.draw(p, x, _TICK_LEN + 1, tick.label, centred=True)
-                xs.append(x)
+        shown = self.shown_ticks()
+        for x, label in shown:
+            self._text.draw(p, x, _TICK_LEN + 1, label, centred=True)
         p.setPen(QtCore.Qt.PenStyle.NoPen)
         p.setBrush(self._line_pen.color())
-        self._marks.draw(p, np.array(xs, dtype=np.float64), 0, 1, _TICK_LEN)
+        self._marks.draw(p, np.array([x for x, _ in shown], dtype=np.float64), 0, 1, _TICK_LEN)
         self._paint_tags(p)
 
 

@@ -63,6 +63,10 @@ class _ReadoutBox(QtWidgets.QWidget):
         self._texts = (full, compact)
         self._fit()
 
+    @property
+    def full_text(self) -> str:
+        return self._texts[0]
+
     def _fit(self) -> None:
         full, make_compact = self._texts
         metrics, width = self.label.fontMetrics(), self.width()
@@ -98,6 +102,67 @@ class _ReadoutBox(QtWidgets.QWidget):
     def leaveEvent(self, event) -> None:
         if not self.label.hasSelectedText():
             self.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.NoTextInteraction)
+
+
+class _ChartHeader(QtWidgets.QWidget):
+    """The series' title, then the readout. Where both do not fit in full, the title shows
+    its short form first (``SeriesKey.short_provenance``, the full one as its tooltip), so
+    that the prices keep the room. The full title comes back only with some room to spare,
+    so it does not flicker as the readout's length changes from tick to tick."""
+
+    SLACK_CHARS = 4  # the spare room the full title needs to come back, in average characters
+
+    def __init__(self):
+        super().__init__()
+        self.setAutoFillBackground(True)
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.setContentsMargins(8, 3, 8, 3)
+        layout.setSpacing(16)
+        self.title = QtWidgets.QLabel()
+        self.readout = _ReadoutBox()
+        layout.addWidget(self.title)
+        layout.addWidget(self.readout, 1)
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        self._titles = ("", "")
+
+    def set_titles(self, full: str, short: str) -> None:
+        """The title, and its short form for a narrow chart."""
+        if (full, short) != self._titles:
+            self._titles = (full, short)
+            self._fit()
+
+    def set_readout(self, full: str, compact: Callable[[], str]) -> None:
+        """The readout (``_ReadoutBox.set_texts``)."""
+        self.readout.set_texts(full, compact)
+        self._fit()
+
+    def _fit(self) -> None:
+        full, short = self._titles
+        layout = self.layout()
+        margins = layout.contentsMargins()
+        room = self.width() - margins.left() - margins.right() - layout.spacing()
+        metrics = self.title.fontMetrics()
+        needed = (metrics.horizontalAdvance(full)
+                  + self.readout.label.fontMetrics().horizontalAdvance(self.readout.full_text))
+        if self.title.text() != full:  # coming back needs room to spare
+            needed += self.SLACK_CHARS * metrics.averageCharWidth()
+        text = full if needed <= room else short
+        tip = full if text != full else ""
+        if tip != self.title.toolTip():
+            self.title.setToolTip(tip)
+        if text != self.title.text():
+            self.title.setText(text)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.Type.FontChange:
+            self._fit()
 
 
 class ChartWidget(QtWidgets.QWidget):
@@ -164,19 +229,9 @@ class ChartWidget(QtWidgets.QWidget):
         # Items paint without antialiasing and name their own dirty rectangles exactly.
         self.view.setOptimizationFlag(
             QtWidgets.QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing, True)
-        self.header = QtWidgets.QWidget()
-        self.header.setAutoFillBackground(True)
-        header_layout = QtWidgets.QHBoxLayout(self.header)
-        header_layout.setContentsMargins(8, 3, 8, 3)
-        header_layout.setSpacing(16)
-        self.title_label = QtWidgets.QLabel()
-        readout_box = self._readout_box = _ReadoutBox()
-        self.readout_label = readout_box.label
-        header_layout.addWidget(self.title_label)
-        header_layout.addWidget(readout_box, 1)
-        font = self.title_label.font()
-        font.setBold(True)
-        self.title_label.setFont(font)
+        self.header = _ChartHeader()
+        self.title_label = self.header.title
+        self.readout_label = self.header.readout.label
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -676,15 +731,16 @@ class ChartWidget(QtWidgets.QWidget):
 
     def _update_title(self) -> None:
         if self._key is not None:
-            name = self._key.provenance
+            name, short = self._key.provenance, self._key.short_provenance
         elif self._candles is not None:
-            name = f"{self._candles.timeframe.name} (source not given)"
+            name = short = f"{self._candles.timeframe.name} (source not given)"
         else:
-            name = "no data"
+            name = short = "no data"
         notes = [self._title_note] if self._title_note else []
         if not self._autoscale:
             notes.append("price axis pinned")
-        self.title_label.setText(name + ("  ·  " + ", ".join(notes) if notes else ""))
+        after = "  ·  " + ", ".join(notes) if notes else ""
+        self.header.set_titles(name + after, short + after)
 
     def _readout_index(self) -> int | None:
         i = self._hover if self._hover is not None else self.cursor_index
@@ -693,10 +749,10 @@ class ChartWidget(QtWidgets.QWidget):
     def _update_readout(self) -> None:
         i = self._readout_index()
         if i is None:
-            self._readout_box.set_texts("—", lambda: "—")
+            self.header.set_readout("—", lambda: "—")
             return
         candles, decimals, utc = self._candles, self._decimals, self._utc
-        self._readout_box.set_texts(
+        self.header.set_readout(
             format_readout(candles, i, decimals, utc),
             lambda: format_readout(candles, i, decimals, utc, compact=True))
 
