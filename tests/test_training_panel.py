@@ -55,6 +55,24 @@ def test_actions_come_from_the_shortcut_registry(make_dock):
     assert dock.state in STATES and dock.state_label.text() == "idle"
 
 
+def test_every_button_label_fits_its_button_and_the_full_name_is_its_tooltip(qtbot,
+                                                                              make_dock):
+    from workstation.ui import shortcuts
+
+    dock = make_dock()
+    dock.resize(1400, 800)  # the controls column at its default width
+    dock.show()
+    qtbot.waitExposed(dock)
+    for command_id, button in dock.buttons.items():
+        if button is dock.evaluation.run_button:
+            continue  # on the Evaluation tab, not shown here
+        assert button.isVisible() and button.sizeHint().width() <= button.width(), command_id
+        name = shortcuts.command(command_id).text
+        if button.text() != name:  # a short label: the tooltip names the command
+            assert button.toolTip().startswith(f"{name}: "), (command_id, button.toolTip())
+    assert dock.buttons["train.live_train"].text() == "Live + training"
+
+
 def test_start_training_updates_curves_and_gauges_then_stop(qtbot, make_dock, paths):
     dock = make_dock(epochs=200)
     states = []

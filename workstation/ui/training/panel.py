@@ -141,6 +141,8 @@ _ICONS = {"train.start": "start", "train.live": "live", "train.live_train": "liv
 _IN_EVALUATION_TAB = "train.evaluate"  # its button is on the Evaluation tab
 _BUTTONS = ("train.start", "train.live", "train.live_train", "train.stop", "train.restart",
             "train.resume", "train.clear")
+# What a button shows where its command's name does not fit (the tooltip names the command)
+_BUTTON_TEXTS = {"train.live_train": "Live + training", "train.clear": "Clear runs…"}
 CONTROLS_WIDTH = 300  # px: the left column of the workspace (the curves get the rest)
 
 
@@ -362,6 +364,9 @@ class TrainingPanel(QWidget):
         }, context=Qt.WindowShortcut)
         for command_id, action in self.command_actions.items():
             action.setIcon(icon(_ICONS[command_id]))
+            if command_id in _BUTTON_TEXTS:
+                action.setIconText(_BUTTON_TEXTS[command_id])
+                action.setToolTip(f"{action.text()}: {action.toolTip()}")
             self.buttons[command_id].setDefaultAction(action)
         self.paper.action.setIcon(icon("paper"))
         self.command_actions["train.paper"] = self.paper.action
