@@ -568,8 +568,49 @@ def test_a_narrow_chart_shortens_its_title_first_and_keeps_it_through_ticks(char
     assert chart.title_label.text() == full and chart.title_label.toolTip() == ""
 
 
+def test_at_the_fit_boundary_the_title_shortens_before_the_readout(chart, qtbot):
+    c = make_candles(300)
+    key = SeriesKey("demo", "DEMO/USDT", "1m")
+    chart.set_candles(c, key)
+    chart.set_cursor(250)
+    header, full = chart.header, chart.readout_text()
+    chart.resize(1600, 400)
+    settle(qtbot)
+    assert chart.title_label.text() == key.provenance  # the size hint it is measured by:
+    assert header.title_width(key.provenance) == chart.title_label.sizeHint().width()
+    needed = header.title_width(key.provenance) + header.readout.full_width + 8 + 8 + 16
+    for width in range(needed - 3, needed + 4):
+        chart.resize(width, 400)
+        settle(qtbot)
+        title_full = chart.title_label.text() == key.provenance
+        assert title_full == (width >= needed), width
+        if chart.readout_text() != full:  # the readout compacts only after the title
+            assert not title_full, width
+    # A resize or a new title decides afresh, without the slack a tick-made switch needs:
+    chart.resize(40, 400)
+    settle(qtbot)
+    assert chart.title_label.text() == key.short_provenance
+    chart.resize(needed + 2, 400)
+    settle(qtbot)
+    assert chart.title_label.text() == key.provenance
+    chart.set_title_note("x")
+    note = f"{key.provenance}  ·  x"
+    chart.resize(needed + header.title_width(note) - header.title_width(key.provenance) + 1,
+                 400)
+    settle(qtbot)
+    assert chart.title_label.text() == note
+    chart.set_title_note("y")  # as wide: still fits
+    assert chart.title_label.text() == f"{key.provenance}  ·  y"
+
+
 def test_the_short_provenance_still_says_demo_and_names_a_file_without_its_folder():
     assert SeriesKey("demo", "BTC/USDT", "1h").short_provenance == "DEMO BTC/USDT 1h"
+    assert SeriesKey("demo", "DEMOCOIN/USDT", "1m").short_provenance == \
+        "DEMO DEMOCOIN/USDT 1m"
+    assert SeriesKey("csv:C:\\Data\\BTC.csv", "BTC/USDT", "1m").short_provenance == \
+        "btc.csv BTC/USDT 1m"
+    assert SeriesKey("csv:/data/", "ETH/USDT", "1m").short_provenance == \
+        "csv:/data/ ETH/USDT 1m"  # no name to show: the whole source
     assert SeriesKey("csv:/home/t/data/eth.csv", "ETH/USDT", "1m").short_provenance == \
         "eth.csv ETH/USDT 1m"
     assert SeriesKey("binance", "ETH/USDT", "1d").short_provenance == "binance ETH/USDT 1d"

@@ -39,17 +39,23 @@ def handles_signals(proc: subprocess.Popen) -> bool:
 
 def signalled(procs: list[tuple[subprocess.Popen, int, float]], ready=handles_signals,
               ) -> list[tuple[int, str]]:
-    """Send each process its signal ``delay`` seconds after ``ready(proc)`` (by default: it
-    took over the signals), all running at once; their exit codes and stderr."""
-    for proc, _, _ in procs:
-        deadline = time.monotonic() + 60
-        while not (handles_signals(proc) and ready(proc)):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.005)
-    begun = time.monotonic()
-    for proc, signum, delay in sorted(procs, key=lambda p: p[2]):
-        time.sleep(max(0.0, begun + delay - time.monotonic()))
-        proc.send_signal(signum)
+    """Send each process its signal ``delay`` seconds after ``ready(proc)`` holds for it (by
+    default: it took over the signals), all running at once; their exit codes and stderr."""
+    deadline = time.monotonic() + 60
+    ready_at: dict[int, float] = {}
+    waiting = list(procs)
+    while waiting:
+        now = time.monotonic()
+        for item in list(waiting):
+            proc, signum, delay = item
+            if proc.pid not in ready_at:
+                assert now < deadline and proc.poll() is None
+                if handles_signals(proc) and ready(proc):
+                    ready_at[proc.pid] = now
+            if proc.pid in ready_at and now >= ready_at[proc.pid] + delay:
+                proc.send_signal(signum)
+                waiting.remove(item)
+        time.sleep(0.005)
     return [(proc.wait(timeout=120), proc.stderr.read()) for proc, _, _ in procs]
 
 
@@ -74,7 +80,7 @@ def test_train_stops_at_a_safe_point_whenever_the_signal_comes(tmp_path):
     home_of = {proc.pid: home for (proc, _, _), home in zip(procs, homes)}
     first = procs[0][0].pid
 
-    def trained_a_step(proc) -> bool:
+    def trained_a_step(proc) -> bool:  # each process is timed from its own ready moment
         checkpoints = app_paths(home_of[proc.pid]).checkpoints_dir
         return proc.pid == first or any(checkpoints.glob("*/*/history.jsonl"))
 

@@ -111,11 +111,13 @@ class SeriesKey:
         """``provenance`` for a narrow chart: demo data still says DEMO, a file shows its
         name without its folder."""
         if self.is_demo:
-            shown = self.symbol if self.symbol.startswith("DEMO") else f"DEMO {self.symbol}"
+            demo = self.symbol.split("/")[0] == "DEMO"
+            shown = self.symbol if demo else f"DEMO {self.symbol}"
         else:
             source = self.source
             if self.kind is SourceKind.FILE and ":" in source:
-                source = source.split(":", 1)[1].replace("\\", "/").rsplit("/", 1)[-1]
+                name = source.split(":", 1)[1].replace("\\", "/").rsplit("/", 1)[-1]
+                source = name or source
             shown = f"{source} {self.symbol}"
         return f"{shown} {self.timeframe.name}"
 

@@ -183,7 +183,7 @@ class TimeAxis(_Axis):
 
     def _around(self, rect: QtCore.QRectF) -> QtCore.QRectF:
         """``rect`` and the widest label on each side (see ``_Axis._around``)."""
-        widest = max((self._metrics.horizontalAdvance(t.label) for t in self.ticks), default=0)
+        widest = max((self._text.width(t.label) for t in self.ticks), default=0.0)
         pad = widest + _TAG_GAP
         return rect.adjusted(-pad, 0, pad, 0)
 
@@ -198,9 +198,11 @@ class TimeAxis(_Axis):
             x = math.floor(tr.m11() * tick.x + tr.dx())
             if not 0 <= x <= w:
                 continue
-            half = self._metrics.horizontalAdvance(tick.label) / 2 + _TAG_GAP
-            if not any(r.left() - half < x < r.right() + half for r in tags):
-                shown.append((x, tick.label))
+            if tags:
+                half = self._text.width(tick.label) / 2 + _TAG_GAP
+                if any(r.left() - half < x < r.right() + half for r in tags):
+                    continue
+            shown.append((x, tick.label))
         return shown
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:

@@ -57,21 +57,19 @@ class _ReadoutBox(QtWidgets.QWidget):
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
                            QtWidgets.QSizePolicy.Policy.Fixed)
         self._texts: tuple[str, Callable[[], str]] = ("", str)
+        self.full_width = 0  # of the full text
 
     def set_texts(self, full: str, compact: Callable[[], str]) -> None:
         """The readout, and what makes its compact form for a narrow box."""
         self._texts = (full, compact)
         self._fit()
 
-    @property
-    def full_text(self) -> str:
-        return self._texts[0]
-
     def _fit(self) -> None:
         full, make_compact = self._texts
         metrics, width = self.label.fontMetrics(), self.width()
         text = full
-        if metrics.horizontalAdvance(full) > width:
+        self.full_width = metrics.horizontalAdvance(full)
+        if self.full_width > width:
             compact = make_compact()
             text = compact if metrics.horizontalAdvance(compact) <= width else \
                 metrics.elidedText(compact, QtCore.Qt.TextElideMode.ElideRight, width)
@@ -107,10 +105,13 @@ class _ReadoutBox(QtWidgets.QWidget):
 class _ChartHeader(QtWidgets.QWidget):
     """The series' title, then the readout. Where both do not fit in full, the title shows
     its short form first (``SeriesKey.short_provenance``, the full one as its tooltip), so
-    that the prices keep the room. The full title comes back only with some room to spare,
-    so it does not flicker as the readout's length changes from tick to tick."""
+    that the prices keep the room. After a tick made it short, the full title comes back on
+    a later tick only with some room to spare, so it does not flicker as the readout's
+    length changes; a resize, a new title or a new font decide afresh."""
 
     SLACK_CHARS = 4  # the spare room the full title needs to come back, in average characters
+    _LINE = QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter
+    _LINE |= QtCore.Qt.TextFlag.TextSingleLine
 
     def __init__(self):
         super().__init__()
@@ -126,43 +127,52 @@ class _ChartHeader(QtWidgets.QWidget):
         font.setBold(True)
         self.title.setFont(font)
         self._titles = ("", "")
+        self._full_width = 0  # of the full title, as the label lays it out
+        self._short = False  # the short title shows
+        self._shown = ("", "")  # the title's text and tooltip
+        self.title.installEventFilter(self)  # its font changes: measure again
+
+    def title_width(self, text: str) -> int:
+        """The width ``text`` takes in the title label (its size hint with that text)."""
+        far = QtCore.QRect(0, 0, 1 << 20, 1 << 10)
+        return self.title.fontMetrics().boundingRect(far, self._LINE, text).width()
 
     def set_titles(self, full: str, short: str) -> None:
         """The title, and its short form for a narrow chart."""
         if (full, short) != self._titles:
             self._titles = (full, short)
-            self._fit()
+            self._full_width = self.title_width(full)
+            self._fit(sticky=False)
 
     def set_readout(self, full: str, compact: Callable[[], str]) -> None:
         """The readout (``_ReadoutBox.set_texts``)."""
         self.readout.set_texts(full, compact)
-        self._fit()
+        self._fit(sticky=True)
 
-    def _fit(self) -> None:
-        full, short = self._titles
+    def _fit(self, sticky: bool) -> None:
         layout = self.layout()
         margins = layout.contentsMargins()
         room = self.width() - margins.left() - margins.right() - layout.spacing()
-        metrics = self.title.fontMetrics()
-        needed = (metrics.horizontalAdvance(full)
-                  + self.readout.label.fontMetrics().horizontalAdvance(self.readout.full_text))
-        if self.title.text() != full:  # coming back needs room to spare
-            needed += self.SLACK_CHARS * metrics.averageCharWidth()
-        text = full if needed <= room else short
-        tip = full if text != full else ""
-        if tip != self.title.toolTip():
-            self.title.setToolTip(tip)
-        if text != self.title.text():
-            self.title.setText(text)
+        needed = self._full_width + self.readout.full_width
+        if sticky and self._short:
+            needed += self.SLACK_CHARS * self.title.fontMetrics().averageCharWidth()
+        self._short = needed > room
+        full, brief = self._titles
+        shown = (brief, full if brief != full else "") if self._short else (full, "")
+        if shown != self._shown:
+            self._shown = shown
+            self.title.setText(shown[0])
+            self.title.setToolTip(shown[1])
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        self._fit()
+        self._fit(sticky=False)
 
-    def changeEvent(self, event) -> None:
-        super().changeEvent(event)
-        if event.type() == QtCore.QEvent.Type.FontChange:
-            self._fit()
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.title and event.type() == QtCore.QEvent.Type.FontChange:
+            self._full_width = self.title_width(self._titles[0])
+            self._fit(sticky=False)
+        return False
 
 
 class ChartWidget(QtWidgets.QWidget):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import os
 import sys
 import threading
@@ -166,7 +167,7 @@ class ProgressRelay(QObject):
         wait = self.last_delivery_s + self.interval_s - time.monotonic()
         if wait > 0:
             if not self._timer.isActive():
-                self._timer.start(max(1, int(wait * 1000 + 0.5)))
+                self._timer.start(max(1, math.ceil(wait * 1000)))
         else:
             self.flush()
 
