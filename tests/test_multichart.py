@@ -155,8 +155,11 @@ def test_every_tick_the_higher_charts_equal_the_aggregate_of_chart_1(qtbot, make
 
 def test_ctrl_n_makes_chart_n_active_outlined_and_its_keys_act(qtbot, make_area):
     area = make_area()
+    assert area.layout_name == "one" and not area.frames[0].active
     area.set_layout("four")
     settle(qtbot)
+    assert area.active == 0 and area.frames[0].active  # outlined as soon as there are four
+    assert not any(f.active for f in area.frames[1:])
     QTest.keyClick(area.primary.view, Key.Key_3, CTRL)
     qtbot.waitUntil(area.charts[2].view.hasFocus)
     assert area.active == 2 and area.frames[2].active

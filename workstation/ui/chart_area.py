@@ -266,8 +266,7 @@ class ChartArea(QWidget):
             self._grid.setColumnStretch(r, 1 if any(c[1] == r for c in cells) else 0)
         self.layout_name = name
         self._rebuild()
-        if self.active >= len(cells):
-            self.activate(0)
+        self.activate(self.active if self.active < len(cells) else 0)  # outlines redrawn
         self._save()
         window = self.window()
         if isinstance(window, QMainWindow):  # Tab walks the charts in their places
