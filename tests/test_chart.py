@@ -498,6 +498,21 @@ def test_the_time_tag_hides_the_labels_it_would_touch_and_repaints_them_whole(ch
     assert updated[-1].toAlignedRect().contains(whole), (updated[-1], whole)
 
 
+def test_a_pan_that_keeps_the_ticks_repaints_the_time_axis(chart, qtbot):
+    chart.set_candles(make_candles(3000))
+    chart.resize(1200, 500)
+    settle(qtbot)
+    axis = chart.time_axis
+    chart.grab()  # painted: nothing is pending
+    updated = []
+    original = axis.update
+    axis.update = lambda *rect: (updated.append(rect), original(*rect))
+    ticks = list(axis.ticks)
+    chart.view_model.pan(-1)  # one candle: the same ticks, every label one candle right
+    assert axis.ticks == ticks
+    assert () in updated  # the whole axis, not only what a tag touches
+
+
 def test_a_moving_price_tag_repaints_whole_the_labels_it_hides_and_shows_again(chart, qtbot):
     from workstation.ui.chart.axis import Tag
 

@@ -149,3 +149,34 @@ def test_symbol_link():
     group.set_toggles(symbol=False)
     assert group.request_symbol(m1, "ETH/USDT") == []
     assert len(switched) == 1
+
+
+def test_new_candles_scroll_a_chart_that_follows_live_and_drive_no_other():
+    base = demo_candles(20_000, "1m", seed=3, end_ts=END)
+    grown = base.slice(0, len(base) - 30)  # the live series, 30 candles behind
+    stack = TimeframeStack(grown, ("15m",))
+    m1, m15 = ChartViewModel(), ChartViewModel()
+    m1.set_series(TimeMap.of(stack.base))
+    m15.set_series(TimeMap.of(stack.candles("15m")))
+    group = LinkGroup()
+    for v in (m1, m15):
+        group.add(v)
+    marked = []
+    group.marks_changed.connect(marked.append)
+    m1.pan(-60)  # the trader looks an hour back: chart 1 stops following live
+    group.flush()
+    assert not m1.follow_live and m15.follow_live  # centred there, its right edge is ahead
+    held, before, marked[:] = m1.time_range, m15.time_range, []
+    for i in range(len(grown), len(base)):  # a 15m candle closes: the 15m chart scrolls
+        stack.apply(base.row(i))
+        m1.extend_series(TimeMap.of(stack.base))
+        m15.extend_series(TimeMap.of(stack.candles("15m")))
+    scrolled = m15.time_range
+    assert scrolled != before and m15 in marked  # the charts shading its window hear of it
+    group.flush()
+    assert m1.time_range == held  # no new candle moves the chart the trader placed
+    assert m15.time_range == scrolled
+    m15.pan(-4)  # a gesture on the 15m chart still drives
+    group.flush()
+    assert m1.time_range != held
+    assert abs(centre(m1) - centre(m15)) <= m1.time_map.timeframe_ms / 1000

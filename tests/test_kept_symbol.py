@@ -2,6 +2,7 @@
 own: the window on a loopback fake Binance through qasync, a real ccxt client for each feed."""
 
 import argparse
+import asyncio
 import time
 
 import numpy as np
@@ -47,6 +48,8 @@ def test_a_chart_that_keeps_its_symbol_stays_live_and_rejoins_when_chart_1_comes
             await wait_for(lambda: held.state == "live")
             seen["key"] = area.series_key(1)
             seen["note"] = area.charts[1].title_label.text()
+            await asyncio.sleep(0.05)  # a frame: the kept chart joins chart 1's time
+            seen["centres"] = [sum(c.time_range()) / 2 for c in area.shown()]
             before = area.charts[1].candles
             newest = int(held.data.candles.ts[-1])
             await fake.advance(16 * MIN)  # ETH's own feed closes candles: the 15m chart moves
@@ -71,6 +74,9 @@ def test_a_chart_that_keeps_its_symbol_stays_live_and_rejoins_when_chart_1_comes
     assert qasync.run(run_window(argparse.Namespace(source="demo", symbol=None, timeframe="1m",
                                                     speed=1.0), on_shown=session)) == 0
     assert seen["key"] == SeriesKey("binance", "ETH/USDT", "15m")
+    first, kept_centre = seen["centres"]
+    # at chart 1's time (which may since have scrolled by a candle), not at its own live edge
+    assert abs(kept_centre - first) <= 15 * MIN
     assert "not live" not in seen["note"] and "ETH/USDT" in seen["note"]
     shown, base = seen["shown"], seen["base"]
     want = base.resample("15m")  # the kept chart is its own feed's resample

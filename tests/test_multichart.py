@@ -209,6 +209,27 @@ def test_a_pan_of_one_chart_moves_the_others_once_by_time(qtbot, make_area):
     assert moves[1] == 1 and area.charts[2].link_marks.windows == []
 
 
+def test_new_candles_scroll_the_live_charts_and_never_move_the_one_the_trader_placed(
+        qtbot, make_area):
+    area = make_area()
+    area.set_layout("four")
+    settle(qtbot)
+    area.primary.pan(-60)  # an hour back: chart 1 stops following live, the others follow it
+    settle(qtbot)
+    quarter = area.charts[1]
+    assert quarter.view_model.follow_live and not area.primary.view_model.follow_live
+    held, before = area.primary.time_range(), quarter.time_range()
+    base = area.stack.base
+    ts, price = int(base.ts[-1]), float(base.close[-1])
+    for _ in range(20):  # closes a 15m candle: the 15m chart scrolls by one
+        ts += 60_000
+        area.base_changed(base.apply(CandleUpdate(ts, price, price, price, price, 1.0, True)))
+        settle(qtbot)
+    assert quarter.time_range() != before
+    assert area.primary.time_range() == held
+    assert area.charts[2].link_marks.windows[1] == quarter.time_range()  # its shade moved
+
+
 def test_the_crosshair_marks_its_candles_span_on_the_other_charts(qtbot, make_area):
     area = make_area()
     area.set_layout("four")

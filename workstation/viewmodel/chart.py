@@ -12,7 +12,8 @@ within ``view_limits``, which the chart also gives its panes for mouse gestures.
 Follow-live: while the right edge is at or past the newest candle's open time (the newest
 candle is on screen, or the view lies beyond it), appended candles scroll the view along,
 keeping its width in candles, so the newest stays where it was; panning it off the right
-edge stops that, going live starts it again.
+edge stops that, going live starts it again. A range change that a series change made is
+announced with ``series_moving`` set: it is no gesture (linked charts do not follow it).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class ChartViewModel:
         self._range = self._times(*self._live_edge(DEFAULT_VISIBLE))
         self._cursor: int | None = None
         self.min_follow_x = 0.0  # a smaller move to follow another chart shows nothing
+        self.series_moving = False  # the range changes because the series did, not a gesture
 
     # -- state -----------------------------------------------------------------------------
     @property
@@ -103,7 +105,8 @@ class ChartViewModel:
         x0, x1 = self.x_range()
         self._map = time_map
         limits = view_limits(len(time_map))
-        self._show_x(*self._live_edge(min(max(x1 - x0, limits.min_width), limits.max_width)))
+        self._show_series_x(*self._live_edge(min(max(x1 - x0, limits.min_width),
+                                                 limits.max_width)))
         self._set_cursor_to(self._newest())
 
     def extend_series(self, time_map: TimeMap) -> None:
@@ -115,7 +118,7 @@ class ChartViewModel:
         added = len(time_map) - len(self._map)
         self._map = time_map
         if following:
-            self._show_x(x0 + added, x1 + added)
+            self._show_series_x(x0 + added, x1 + added)
         if cursor_on_newest:
             self._set_cursor_to(self._newest())
 
@@ -124,7 +127,7 @@ class ChartViewModel:
         limits), the cursor moves to the candle that contains its time (the newest, if
         there was none)."""
         self._map = time_map
-        self._show_x(*self.x_range())
+        self._show_series_x(*self.x_range())
         if self._cursor is None:
             self._set_cursor_to(self._newest())
         else:
@@ -239,6 +242,14 @@ class ChartViewModel:
         if times != self._range:
             self._range = times
             self.range_changed.emit(*times)
+
+    def _show_series_x(self, x0: float, x1: float) -> None:
+        """``_show_x`` for a change of the series (``series_moving`` while it announces)."""
+        self.series_moving = True
+        try:
+            self._show_x(x0, x1)
+        finally:
+            self.series_moving = False
 
     def _set_cursor_to(self, ts: int | None) -> None:
         if ts != self._cursor:

@@ -9,8 +9,10 @@ windows of the lower-timeframe charts as shaded spans).
 
 One chart drives each gesture: its change is noted (``request_*``), ``flush`` makes the others
 follow once, and what the followers do while following drives nothing, so no change loops
-back. Changes noted before a flush coalesce to the newest, so followers move at most once per
-flush; the window flushes once per frame (``flush_wanted`` asks for one).
+back. Changes noted before a flush coalesce to the newest, so followers move at most once
+per flush; the window flushes once per frame (``flush_wanted`` asks for one). New candles
+are no gesture: a chart that scrolls with its live series moves its own view only (the
+shaded windows follow), so a chart the trader moved stays where it is.
 """
 
 from __future__ import annotations
@@ -82,6 +84,10 @@ class LinkGroup:
     # -- what a chart drives --------------------------------------------------------------------
     def _range_listener(self, view: ChartViewModel) -> Callable[[int, int], None]:
         def moved(_t0: int, _t1: int) -> None:
+            if view.series_moving:  # new candles scrolled it: no gesture, nothing follows
+                if not self._following:
+                    self._changed_marks()
+                return
             self.request_time(view)
         return moved
 

@@ -166,10 +166,19 @@ class TimeAxis(_Axis):
                            QtWidgets.QSizePolicy.Policy.Fixed)
         self.ticks: list[TimeTick] = []
         self._marks = RectBatch()
+        self._painted_at: tuple[float, float] | None = None  # the x transform painted with
 
     def set_ticks(self, ticks: list[TimeTick]) -> None:
         if ticks != self.ticks:
             self.ticks = ticks
+            self.update()
+
+    def follow_view(self) -> None:
+        """The view's x transform may have changed (a pan, a zoom, a resize): repaint if the
+        labels moved. The ticks are in candles, so a pan can leave them equal; left as they
+        were, the labels would stay at their old pixels until a tag repainted a part."""
+        tr = self._view_to_local()
+        if (tr.m11(), tr.dx()) != self._painted_at:
             self.update()
 
     def boundingRect(self) -> QtCore.QRectF:
@@ -211,6 +220,8 @@ class TimeAxis(_Axis):
         p.drawLine(QtCore.QPointF(0, 0.5), QtCore.QPointF(w, 0.5))
         p.setFont(self._font)
         p.setPen(self._text_pen)
+        tr = self._view_to_local()
+        self._painted_at = (tr.m11(), tr.dx())
         shown = self.shown_ticks()
         for x, label in shown:
             self._text.draw(p, x, _TICK_LEN + 1, label, centred=True)

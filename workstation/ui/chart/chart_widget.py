@@ -616,6 +616,7 @@ class ChartWidget(QtWidgets.QWidget):
         # applies them then, which marks everything dirty again and costs a second frame.
         self.price_view.updateMatrix()
         self.volume_view.updateMatrix()
+        self.time_axis.follow_view()
 
     def _remember_last_unit(self) -> None:
         f = self._frame
