@@ -5,6 +5,7 @@ from __future__ import annotations
 from workstation.market.demo import demo_candles
 from workstation.market.timeframe_stack import TimeframeStack
 from workstation.viewmodel import ChartViewModel, LinkGroup, TimeMap, candle_span
+from workstation.viewmodel.chart import view_limits
 
 END = 1_767_225_600_000
 MIN, HOUR = 60_000, 3_600_000
@@ -151,32 +152,64 @@ def test_symbol_link():
     assert len(switched) == 1
 
 
-def test_new_candles_scroll_a_chart_that_follows_live_and_drive_no_other():
+def live_pair(behind: int):
+    """A 1m and a 15m view in one group on a series ``behind`` candles short, and a feed
+    that brings the next closed 1m candle to both."""
     base = demo_candles(20_000, "1m", seed=3, end_ts=END)
-    grown = base.slice(0, len(base) - 30)  # the live series, 30 candles behind
-    stack = TimeframeStack(grown, ("15m",))
+    stack = TimeframeStack(base.slice(0, len(base) - behind), ("15m",))
     m1, m15 = ChartViewModel(), ChartViewModel()
     m1.set_series(TimeMap.of(stack.base))
     m15.set_series(TimeMap.of(stack.candles("15m")))
     group = LinkGroup()
     for v in (m1, m15):
         group.add(v)
+
+    def feed(n: int) -> None:
+        for _ in range(n):
+            stack.apply(base.row(len(stack.base)))
+            m1.extend_series(TimeMap.of(stack.base))
+            m15.extend_series(TimeMap.of(stack.candles("15m")))
+            group.flush()
+    return m1, m15, group, feed
+
+
+def test_new_candles_never_move_the_chart_the_trader_placed():
+    m1, m15, group, feed = live_pair(behind=200)
     marked = []
     group.marks_changed.connect(marked.append)
+    m15.zoom(150 / 40)  # 40 candles, 10 h: room to centre on chart 1 within its limits
     m1.pan(-60)  # the trader looks an hour back: chart 1 stops following live
     group.flush()
     assert not m1.follow_live and m15.follow_live  # centred there, its right edge is ahead
-    held, before, marked[:] = m1.time_range, m15.time_range, []
-    for i in range(len(grown), len(base)):  # a 15m candle closes: the 15m chart scrolls
-        stack.apply(base.row(i))
-        m1.extend_series(TimeMap.of(stack.base))
-        m15.extend_series(TimeMap.of(stack.candles("15m")))
-    scrolled = m15.time_range
-    assert scrolled != before and m15 in marked  # the charts shading its window hear of it
-    group.flush()
-    assert m1.time_range == held  # no new candle moves the chart the trader placed
-    assert m15.time_range == scrolled
+    held, marked[:] = m1.time_range, []
+    for _ in range(20):  # a 15m candle closes: the 15m chart scrolls, then rejoins
+        feed(1)
+    assert m1.time_range == held
+    assert abs(centre(m15) - centre(m1)) <= m15.time_map.timeframe_ms / 1000
+    assert m15 in marked  # the shaded windows were told
     m15.pan(-4)  # a gesture on the 15m chart still drives
     group.flush()
     assert m1.time_range != held
     assert abs(centre(m1) - centre(m15)) <= m1.time_map.timeframe_ms / 1000
+
+
+def test_a_chart_1_that_follows_live_keeps_the_others_with_it():
+    m1, m15, group, feed = live_pair(behind=200)
+    m1.zoom(1 / 7)  # about 1000 candles: its centre is hours back, and it follows live
+    m15.zoom(7.5)  # 20 candles: centred on chart 1, its right edge lies before its newest
+    m1.go_live()
+    group.flush()
+    assert m1.follow_live and not m15.follow_live
+    for _ in range(6):
+        feed(20)
+        assert abs(centre(m15) - centre(m1)) <= m15.time_map.timeframe_ms / 1000
+    def follows_m15() -> bool:  # centred on it, or as near as its right limit lets it
+        at_limit = m1.x_range()[1] == view_limits(len(m1.time_map)).x_max
+        return at_limit or abs(centre(m1) - centre(m15)) <= m1.time_map.timeframe_ms / 1000
+
+    m15.go_live()  # now the 15m chart leads, live, and chart 1 follows it
+    group.flush()
+    assert follows_m15()
+    for _ in range(3):
+        feed(20)
+        assert m15.follow_live and follows_m15()

@@ -20,6 +20,7 @@ from workstation.market.timeframes import parse_timeframe
 from workstation.ui.chart import ChartWidget
 from workstation.ui.chart_area import OUTLINE, ChartArea
 from workstation.ui.help import palette_entries
+from workstation.viewmodel.chart import view_limits
 
 from conftest import Key
 
@@ -218,16 +219,19 @@ def test_new_candles_scroll_the_live_charts_and_never_move_the_one_the_trader_pl
     settle(qtbot)
     quarter = area.charts[1]
     assert quarter.view_model.follow_live and not area.primary.view_model.follow_live
-    held, before = area.primary.time_range(), quarter.time_range()
+    held = area.primary.time_range()
     base = area.stack.base
     ts, price = int(base.ts[-1]), float(base.close[-1])
     for _ in range(20):  # closes a 15m candle: the 15m chart scrolls by one
         ts += 60_000
         area.base_changed(base.apply(CandleUpdate(ts, price, price, price, price, 1.0, True)))
         settle(qtbot)
-    assert quarter.time_range() != before
     assert area.primary.time_range() == held
-    assert area.charts[2].link_marks.windows[1] == quarter.time_range()  # its shade moved
+    view = quarter.view_model  # it rejoined chart 1's time, as near as its limit lets it
+    at_limit = view.x_range()[1] == view_limits(len(view.time_map)).x_max
+    gap = sum(quarter.time_range()) / 2 - sum(held) / 2
+    assert at_limit or abs(gap) <= 900
+    assert area.charts[2].link_marks.windows[1] == quarter.time_range()  # its shade with it
 
 
 def test_the_crosshair_marks_its_candles_span_on_the_other_charts(qtbot, make_area):

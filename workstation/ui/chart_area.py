@@ -473,8 +473,7 @@ class ChartArea(QWidget):
                                  else "another symbol: not live")
             return
         if chart.candles is not series:
-            chart.set_candles(series, SeriesKey(key.source, key.symbol, tf))
-            self.group.request_time(self.primary.view_model)  # it joins chart 1's time
+            chart.set_candles(series, SeriesKey(key.source, key.symbol, tf))  # rejoins (links)
         live = held.state in ("live", "polling", "connecting", "reconnecting")
         chart.set_title_note("" if live else f"{key.symbol}: {held.state}")
 

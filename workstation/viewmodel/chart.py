@@ -13,7 +13,7 @@ Follow-live: while the right edge is at or past the newest candle's open time (t
 candle is on screen, or the view lies beyond it), appended candles scroll the view along,
 keeping its width in candles, so the newest stays where it was; panning it off the right
 edge stops that, going live starts it again. A range change that a series change made is
-announced with ``series_moving`` set: it is no gesture (linked charts do not follow it).
+announced with ``series_moving`` set: it is no gesture (see ``LinkGroup``).
 """
 
 from __future__ import annotations
@@ -245,11 +245,11 @@ class ChartViewModel:
 
     def _show_series_x(self, x0: float, x1: float) -> None:
         """``_show_x`` for a change of the series (``series_moving`` while it announces)."""
-        self.series_moving = True
+        moving, self.series_moving = self.series_moving, True
         try:
             self._show_x(x0, x1)
         finally:
-            self.series_moving = False
+            self.series_moving = moving
 
     def _set_cursor_to(self, ts: int | None) -> None:
         if ts != self._cursor:

@@ -10,9 +10,13 @@ windows of the lower-timeframe charts as shaded spans).
 One chart drives each gesture: its change is noted (``request_*``), ``flush`` makes the others
 follow once, and what the followers do while following drives nothing, so no change loops
 back. Changes noted before a flush coalesce to the newest, so followers move at most once
-per flush; the window flushes once per frame (``flush_wanted`` asks for one). New candles
-are no gesture: a chart that scrolls with its live series moves its own view only (the
-shaded windows follow), so a chart the trader moved stays where it is.
+per flush; the window flushes once per frame (``flush_wanted`` asks for one).
+
+New candles are no gesture. The *anchor* is the chart the last gesture moved (or that the
+owner asked to lead, ``request_time``): its series' scrolls drive like gestures, so the
+others keep to a chart 1 that follows live. Any other chart that its series scrolled (its
+next candle closed, a new series came) takes the anchor's time again at the flush, moving
+nothing else, so the chart the trader placed stays where it is.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class LinkGroup:
         self._listeners: dict[int, Callable[[int, int], None]] = {}  # by id(view)
         self._following = False
         self._time_driver: ChartViewModel | None = None
+        self._anchor: ChartViewModel | None = None  # what the last gesture moved
+        self._joining: list[ChartViewModel] = []  # scrolled by their series: rejoin the anchor
         self._cross: tuple[ChartViewModel, int | None] | None = None  # driver, time shown
         self._next_cross: tuple[ChartViewModel, int | None] | None = None  # to show next
         self._waiting = False
@@ -84,19 +90,23 @@ class LinkGroup:
     # -- what a chart drives --------------------------------------------------------------------
     def _range_listener(self, view: ChartViewModel) -> Callable[[int, int], None]:
         def moved(_t0: int, _t1: int) -> None:
-            if view.series_moving:  # new candles scrolled it: no gesture, nothing follows
-                if not self._following:
-                    self._changed_marks()
+            if self._following:
+                return
+            if view.series_moving and view is not self._anchor:  # no gesture: it rejoins
+                if view not in self._joining:
+                    self._joining.append(view)
+                self._want_flush()
                 return
             self.request_time(view)
         return moved
 
     def request_time(self, driver: ChartViewModel) -> None:
         """``driver``'s visible range changed (a view model's change arrives here by
-        itself); ignored while the charts follow."""
+        itself): the others follow it, and it is the anchor; ignored while the charts
+        follow."""
         if self._following:
             return
-        self._time_driver = driver
+        self._time_driver = self._anchor = driver
         self._want_flush()
 
     def request_crosshair(self, driver: ChartViewModel, ts: int | None) -> None:
@@ -118,20 +128,24 @@ class LinkGroup:
         """Make the other charts follow the changes noted since the last flush, once."""
         self._waiting = False
         driver, self._time_driver = self._time_driver, None
+        joining, self._joining = self._joining, []
+        leader, followers = driver, [v for v in self._views if v is not driver]
+        if leader is None:  # no gesture: the charts new candles scrolled rejoin the anchor
+            leader = self._anchor
+            followers = [v for v in joining if v in self._views and v is not leader]
         self._following = True
         try:
-            if driver is not None and self.time and driver in self._views:
-                t0, t1 = driver.time_range
+            if leader is not None and self.time and leader in self._views:
+                t0, t1 = leader.time_range
                 centre = (t0 + t1) // 2
-                for view in self._views:
-                    if view is not driver:
-                        view.centre_on(centre)
+                for view in followers:
+                    view.centre_on(centre)
         finally:
             self._following = False
         cross, self._next_cross = self._next_cross, None
         if cross is not None:
             self._cross = cross
-        if driver is not None or cross is not None:
+        if driver is not None or cross is not None or joining:
             self._changed_marks()
 
     # -- what a chart marks ----------------------------------------------------------------------
