@@ -66,13 +66,14 @@ def test_one_driver_no_feedback_and_at_most_once_per_flush():
     group = LinkGroup()
     for v in (m1, m15, h1):
         group.add(v)
+    group.flush()  # the charts just linked line up
     moves = {id(v): 0 for v in (m1, m15, h1)}
     for v in (m1, m15, h1):
         v.range_changed.connect(lambda *_a, v=v: moves.__setitem__(id(v), moves[id(v)] + 1))
     asked = []
     group.flush_wanted.connect(lambda: asked.append(1))
-    for _ in range(5):  # five pans within one frame
-        m1.pan(-100)
+    for _ in range(5):  # five pans within one frame, 83 hours back in all
+        m1.pan(-1000)
     assert asked == [1]  # one flush asked for
     assert moves[id(m15)] == moves[id(h1)] == 0  # nobody follows before the flush
     group.flush()
@@ -213,3 +214,35 @@ def test_a_chart_1_that_follows_live_keeps_the_others_with_it():
     for _ in range(3):
         feed(20)
         assert m15.follow_live and follows_m15()
+
+
+def test_when_the_lead_leaves_the_first_chart_leads_and_a_relinked_one_rejoins():
+    m1, m15, group, feed = live_pair(behind=300)
+    h1 = ChartViewModel()
+    h1.set_series(TimeMap.of(TimeframeStack(demo_candles(20_000, "1m", seed=3, end_ts=END),
+                                            ("1h",)).candles("1h")))
+    h1.zoom(150 / 20)  # 20 hours: room to centre on chart 1 within its limits
+    m15.pan(-40)  # the trader moves the 15m chart: it leads, chart 1 follows it back
+    group.flush()
+    group.remove(m15)  # and unlinks it: chart 1, the first, leads now
+    assert group.lead is m1
+    m1.go_live()
+    group.flush()
+    group.add(h1)  # linked: it takes the lead's time at the flush
+    group.flush()
+    assert abs(centre(h1) - centre(m1)) <= h1.time_map.timeframe_ms / 1000
+    for _ in range(3):
+        feed(20)  # chart 1's live scrolls still carry the others
+        assert abs(centre(h1) - centre(m1)) <= h1.time_map.timeframe_ms / 1000
+
+
+def test_the_time_link_back_on_brings_every_chart_to_the_lead_at_once():
+    m1, m15, group, _feed = live_pair(behind=300)
+    m15.zoom(150 / 40)
+    group.set_toggles(time=False)
+    m1.pan(-600)  # ten hours back, unlinked by time: the 15m chart stays
+    group.flush()
+    assert abs(centre(m15) - centre(m1)) > 3 * HOUR
+    group.set_toggles(time=True)
+    group.flush()
+    assert abs(centre(m15) - centre(m1)) <= m15.time_map.timeframe_ms / 1000

@@ -438,7 +438,10 @@ class ChartArea(QWidget):
                 shown[i].set_candles(series, self._key_of(i))
             shown[i].set_title_note("")
         self._relink()
-        self.group.request_time(self.primary.view_model)
+        # chart 1's new series leads; otherwise the chart that led before still does
+        lead = self.primary.view_model if candles is not None else self.group.lead
+        if lead is not None:
+            self.group.request_time(lead)
         self.series_changed.emit()
 
     # -- charts that keep another symbol -----------------------------------------------------

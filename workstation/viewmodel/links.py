@@ -12,11 +12,12 @@ follow once, and what the followers do while following drives nothing, so no cha
 back. Changes noted before a flush coalesce to the newest, so followers move at most once
 per flush; the window flushes once per frame (``flush_wanted`` asks for one).
 
-New candles are no gesture. The *anchor* is the chart the last gesture moved (or that the
-owner asked to lead, ``request_time``): its series' scrolls drive like gestures, so the
-others keep to a chart 1 that follows live. Any other chart that its series scrolled (its
-next candle closed, a new series came) takes the anchor's time again at the flush, moving
-nothing else, so the chart the trader placed stays where it is.
+New candles are no gesture. The *lead* is the chart the last gesture moved (or that the
+owner asked to lead, ``request_time``) while it is linked, else the group's first chart: its
+series' scrolls drive like gestures, so the others keep to a chart 1 that follows live. Any
+other chart that its series scrolled (its next candle closed, a new series came), a chart
+just linked, and every chart when the time link comes back on take the lead's time at the
+next flush, moving nothing else, so the chart the trader placed stays where it is.
 """
 
 from __future__ import annotations
@@ -59,10 +60,20 @@ class LinkGroup:
     def views(self) -> tuple[ChartViewModel, ...]:
         return tuple(self._views)
 
+    @property
+    def lead(self) -> ChartViewModel | None:
+        """The chart the others keep to: the anchor while it is in the group, else the
+        first chart of the group."""
+        if self._anchor in self._views:
+            return self._anchor
+        return self._views[0] if self._views else None
+
     def add(self, view: ChartViewModel) -> None:
+        """Link ``view``: it takes the lead's time at the next flush."""
         self._views.append(view)
         listener = self._listeners[id(view)] = self._range_listener(view)
         view.range_changed.connect(listener)
+        self._join(view)
         self._changed_marks()
 
     def remove(self, view: ChartViewModel) -> None:
@@ -84,6 +95,9 @@ class LinkGroup:
         if crosshair is not None:
             self.crosshair = crosshair
         if time is not None:
+            if time and not self.time:  # back on: every chart takes the lead's time now
+                for view in self._views:
+                    self._join(view)
             self.time = time
         self._changed_marks()
 
@@ -92,13 +106,17 @@ class LinkGroup:
         def moved(_t0: int, _t1: int) -> None:
             if self._following:
                 return
-            if view.series_moving and view is not self._anchor:  # no gesture: it rejoins
-                if view not in self._joining:
-                    self._joining.append(view)
-                self._want_flush()
+            if view.series_moving and view is not self.lead:  # no gesture: it rejoins
+                self._join(view)
                 return
             self.request_time(view)
         return moved
+
+    def _join(self, view: ChartViewModel) -> None:
+        """``view`` takes the lead's time at the next flush, moving nothing else."""
+        if view not in self._joining:
+            self._joining.append(view)
+        self._want_flush()
 
     def request_time(self, driver: ChartViewModel) -> None:
         """``driver``'s visible range changed (a view model's change arrives here by
@@ -129,13 +147,17 @@ class LinkGroup:
         self._waiting = False
         driver, self._time_driver = self._time_driver, None
         joining, self._joining = self._joining, []
-        leader, followers = driver, [v for v in self._views if v is not driver]
-        if leader is None:  # no gesture: the charts new candles scrolled rejoin the anchor
-            leader = self._anchor
+        if driver not in self._views:
+            driver = None
+        leader: ChartViewModel | None
+        if driver is not None:
+            leader, followers = driver, [v for v in self._views if v is not driver]
+        else:  # no gesture: the charts that rejoin take the lead's time
+            leader = self.lead
             followers = [v for v in joining if v in self._views and v is not leader]
         self._following = True
         try:
-            if leader is not None and self.time and leader in self._views:
+            if leader is not None and self.time:
                 t0, t1 = leader.time_range
                 centre = (t0 + t1) // 2
                 for view in followers:
