@@ -266,8 +266,7 @@ class ChartArea(QWidget):
             self._grid.setColumnStretch(r, 1 if any(c[1] == r for c in cells) else 0)
         self.layout_name = name
         self._rebuild()
-        self.activate(self.active if self.active < len(cells) else 0)  # outlines redrawn
-        self._save()
+        self.activate(self.active if self.active < len(cells) else 0)  # outlines; saves
         window = self.window()
         if isinstance(window, QMainWindow):  # Tab walks the charts in their places
             set_tab_order(window_areas(window))
@@ -476,7 +475,8 @@ class ChartArea(QWidget):
                                  else "another symbol: not live")
             return
         if chart.candles is not series:
-            chart.set_candles(series, SeriesKey(key.source, key.symbol, tf))  # rejoins (links)
+            # a new series: it takes the link group's lead's time (LinkGroup)
+            chart.set_candles(series, SeriesKey(key.source, key.symbol, tf))
         live = held.state in ("live", "polling", "connecting", "reconnecting")
         chart.set_title_note("" if live else f"{key.symbol}: {held.state}")
 

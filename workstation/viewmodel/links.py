@@ -51,7 +51,7 @@ class LinkGroup:
         self._following = False
         self._time_driver: ChartViewModel | None = None
         self._anchor: ChartViewModel | None = None  # what the last gesture moved
-        self._joining: list[ChartViewModel] = []  # scrolled by their series: rejoin the anchor
+        self._joining: list[ChartViewModel] = []  # to take the lead's time at the flush
         self._cross: tuple[ChartViewModel, int | None] | None = None  # driver, time shown
         self._next_cross: tuple[ChartViewModel, int | None] | None = None  # to show next
         self._waiting = False
@@ -107,7 +107,8 @@ class LinkGroup:
             if self._following:
                 return
             if view.series_moving and view is not self.lead:  # no gesture: it rejoins
-                self._join(view)
+                if self.time:  # (off: nothing to rejoin; turning it on rejoins them all)
+                    self._join(view)
                 return
             self.request_time(view)
         return moved

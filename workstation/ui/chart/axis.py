@@ -196,11 +196,13 @@ class TimeAxis(_Axis):
         pad = widest + _TAG_GAP
         return rect.adjusted(-pad, 0, pad, 0)
 
-    def shown_ticks(self) -> list[tuple[int, str]]:
-        """The labels drawn (pixel x of their centre, text): those on the axis and clear of
-        every tag by ``_TAG_GAP``; a tag hides the labels it would overlap."""
+    def shown_ticks(self, tr: QtGui.QTransform | None = None) -> list[tuple[int, str]]:
+        """The labels drawn (pixel x of their centre, text) with the view's transform ``tr``
+        (default: now): those on the axis and clear of every tag by ``_TAG_GAP``; a tag
+        hides the labels it would overlap."""
         w = self.size().width()
-        tr = self._view_to_local()
+        if tr is None:
+            tr = self._view_to_local()
         tags = [self._tag_rect(tag) for tag in self._tags.values()]
         shown = []
         for tick in self.ticks:
@@ -222,7 +224,7 @@ class TimeAxis(_Axis):
         p.setPen(self._text_pen)
         tr = self._view_to_local()
         self._painted_at = (tr.m11(), tr.dx())
-        shown = self.shown_ticks()
+        shown = self.shown_ticks(tr)
         for x, label in shown:
             self._text.draw(p, x, _TICK_LEN + 1, label, centred=True)
         p.setPen(QtCore.Qt.PenStyle.NoPen)
