@@ -11,7 +11,8 @@ Steps, each printed as it starts:
    (when ``ISCC`` is on PATH); macOS ``Workstation.app`` in a ``.dmg``;
 5. split any file over ``--max-asset-size`` into parts and write ``dist/SHA256SUMS``.
 
-``--check`` then runs the slow packaging tests (``tests/test_packaging.py``) on these outputs.
+``--check`` then runs the slow packaging tests (``tests/project/test_packaging.py``) on these
+outputs.
 Outputs go to ``dist/``, intermediate files to ``build/``.
 """
 
@@ -335,9 +336,9 @@ def build(args) -> list[Path]:
 
 
 def check() -> int:
-    step("slow packaging tests (tests/test_packaging.py)")
+    step("slow packaging tests (tests/project/test_packaging.py)")
     env = dict(os.environ, WORKSTATION_DIST=str(DIST))
-    cmd = [sys.executable, "-m", "pytest", str(ROOT / "tests" / "test_packaging.py"),
+    cmd = [sys.executable, "-m", "pytest", str(ROOT / "tests" / "project" / "test_packaging.py"),
            "-m", "slow or not slow", "-v"]
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 

@@ -2,7 +2,7 @@
 
 Setup: offscreen Qt, a private WORKSTATION_HOME per test.
 
-Rules (tests/test_harness_rules.py shows each one failing a test that breaks it):
+Rules (tests/project/test_harness_rules.py shows each one failing a test that breaks it):
 
 - a Qt warning fails the test that emitted it: in setup and call through pytest-qt
   (``qt_log_level_fail`` in pyproject.toml), in teardown through ``pytest_runtest_teardown``;
@@ -273,11 +273,12 @@ def demo_live(paths, n: int = 1500, seed: int = 3):
     """A LiveData showing ``n`` demo candles of DEMO/USDT 1m that end at ``END_TS``."""
     from workstation.market.demo import demo_candles
     from workstation.market.series import SeriesKey
+    from workstation.market.timeframes import ONE_MINUTE
     from workstation.ui.live_data import LiveData
 
     live = LiveData(paths.candle_cache)
     live.candles = demo_candles(n, seed=seed, end_ts=END_TS)
-    live.key = SeriesKey("demo", "DEMO/USDT", "1m")
+    live.key = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
     live.candles_changed.emit("reset")
     return live
 
@@ -321,13 +322,14 @@ SERIES = ("ETH/USDT", "1m")
 def make_candles(n: int = N):
     """``n`` 1m candles from ``T0`` on a gentle sine around 100."""
     from workstation.market.candles import Candles
+    from workstation.market.timeframes import ONE_MINUTE
 
     i = np.arange(n)
     close = np.round(100 + 10 * np.sin(i / 25), 2)
     open_ = np.concatenate(([close[0]], close[:-1]))
     ts = T0 + i.astype(np.int64) * 60_000
     return Candles.from_arrays(ts, open_, np.maximum(open_, close) + 0.2,
-                               np.minimum(open_, close) - 0.2, close, np.full(n, 5.0), "1m")
+                               np.minimum(open_, close) - 0.2, close, np.full(n, 5.0), ONE_MINUTE)
 
 
 @pytest.fixture

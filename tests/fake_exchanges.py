@@ -22,6 +22,7 @@ Each logs its candle requests in ``candle_requests`` and unknown paths in ``unkn
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 
 import numpy as np
@@ -277,3 +278,11 @@ class FakeInThread:
     def __exit__(self, *exc):
         self.loop.call_soon_threadsafe(self.stop.set)
         self.thread.join(10)
+
+
+def fetch_args(fake, since, until=None) -> list[str]:
+    """``workstation fetch``'s arguments for ETH/USDT 1m from the fake Binance ``fake``."""
+    args = ["fetch", "--exchange", "binance", "--symbol", "ETH/USDT", "--timeframe", "1m",
+            "--since", str(since), "--ccxt-urls", json.dumps(fake.ccxt_urls()),
+            "--ccxt-options", json.dumps(fake.ccxt_options())]
+    return args + (["--until", str(until)] if until is not None else [])

@@ -56,7 +56,7 @@ def _candle(candles: Candles | None, index: int, *, priced: bool = False
         raise ToolRefused("No candles on the chart: open a data source first")
     if not 0 <= index < len(candles):
         raise ToolRefused("Put the cursor on a candle first")
-    if priced and index == len(candles) - 1 and not candles.last_closed:
+    if priced and index >= candles.n_closed:
         raise ToolRefused(f"The cursor {candles.timeframe.name} candle is still forming: a "
                           "trade is priced at a closed candle's close (move the cursor back)")
     return int(candles.ts[index]), float(candles.close[index]), candles.timeframe.ms

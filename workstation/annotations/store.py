@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..market.series import MarketKey, MarketKind
+from ..market.timeframes import ALL
 from ..market.timeframes import SUPPORTED as TIMEFRAMES
-from ..market.timeframes import parse_timeframe
 from ..storage import (
     DamagedFileError,
     DiskFullError,
@@ -194,7 +194,7 @@ _INSERT = (
 _UPDATE = (
     f"UPDATE annotations SET {', '.join(f'{c} = ?' for c in _COLUMNS[1:])} WHERE id = ?"
 )
-_LONGEST_CANDLE_MS = max(parse_timeframe(tf).ms for tf in TIMEFRAMES)
+_LONGEST_CANDLE_MS = max(tf.ms for tf in ALL)
 _SOURCES = {s.value: s for s in Source}
 _DIRECTIONS = {d.value: d for d in Direction}
 _MARKETS = {m.value: m for m in MarketKind}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..market.timeframes import Timeframe, parse_timeframe
+from ..market.timeframes import Timeframe
 from .model import Annotation, AnnotationError, Region, RegionLabel, Trade
 from .overlap import OverlappingTradesError, check_no_overlaps
 
@@ -86,11 +86,10 @@ def _covered(closes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nda
 
 
 def trader_targets(annotations: Iterable[Annotation], candles_ts: np.ndarray,
-                   timeframe: str | Timeframe, *, review_margin: int = DEFAULT_REVIEW_MARGIN
+                   tf: Timeframe, *, review_margin: int = DEFAULT_REVIEW_MARGIN
                    ) -> TraderTargets:
     """Position, regime and reviewed targets for candles opening at ``candles_ts`` (int64
-    epoch ms, strictly increasing) on ``timeframe``; see the module docstring."""
-    tf = parse_timeframe(timeframe)
+    epoch ms, strictly increasing) on ``tf``; see the module docstring."""
     ts = np.asarray(candles_ts, dtype=np.int64)
     if ts.ndim != 1:
         raise AnnotationError(f"candles_ts must be one-dimensional, got shape {ts.shape}")

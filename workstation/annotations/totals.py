@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..display import number, percent
 from .model import Annotation, Trade
 
 
@@ -41,8 +42,8 @@ class Totals:
         return cls(count, len(trades), wins, sum(trades) / len(trades) if trades else None)
 
     def text(self) -> str:
-        rate = "—" if self.win_rate is None else f"{100 * self.win_rate:.1f}%"
-        mean = "—" if self.mean_pnl is None else f"{self.mean_pnl:+.2f}%"
+        rate = percent(self.win_rate)
+        mean = number(self.mean_pnl, "+.2f", "%")
         noun = "annotation" if self.count == 1 else "annotations"
         trades = "trade" if self.trades == 1 else "trades"
         return (f"{self.count} {noun} · {self.trades} {trades} · win rate {rate} · "

@@ -428,7 +428,7 @@ class PaperAccount:
         pending change at the open of the candle after the newest closed one, if it has
         begun (it may be forming)."""
         ts_all, open_, close = candles.ts, candles.open, candles.close
-        closed = len(candles) if candles.last_closed else len(candles) - 1
+        closed = candles.n_closed
 
         def steps(ledger: _Ledger) -> None:
             if signal is not None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..display import NO_DATA, has_value, number
 from ..market.candles import Candles
 from .engine import NEXT_OPEN, BacktestRun, Costs, Sizing, run_backtest
 from .metrics import compute_metrics
@@ -122,18 +123,16 @@ def short_sample(sample: str) -> str:
 
 def format_metric(value: float, unit: str) -> str:
     """A metric as the results show it (``unit``: %, $, n, time or none); "—" without one."""
-    if not np.isfinite(value):
-        return "—"
+    if not has_value(value):
+        return NO_DATA
     value += 0.0  # no "-0.00"
     if unit == "time":
         return _duration(value)
     if unit == "n":
         return f"{int(value):,}"
-    if unit == "$":
-        return f"{value:,.2f}"
     if unit == "" and abs(value) >= 1e6:  # a ratio over a near-zero volatility (a ruin)
-        return f"{value:.2e}"
-    return f"{value:,.2f}{' %' if unit == '%' else ''}"
+        return number(value, ".2e")
+    return number(value, ",.2f", " %" if unit == "%" else "")
 
 
 def _duration(ms: float) -> str:
@@ -147,4 +146,4 @@ def _when(ms: int) -> str:
 
 
 def _plain(value: float) -> float | None:
-    return float(value) if np.isfinite(value) else None
+    return float(value) if has_value(value) else None

@@ -73,8 +73,7 @@ def signal_name(base: str, threshold: float, several: bool) -> str:
 
 def closed_candles(candles: Candles) -> Candles:
     """The closed candles only: a forming candle is never traded on."""
-    n = len(candles) if candles.last_closed else len(candles) - 1
-    return candles.slice(0, n)
+    return candles.slice(0, candles.n_closed)
 
 
 def run_request(request: BacktestRequest, candles: Candles, key: SeriesKey, *,

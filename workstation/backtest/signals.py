@@ -14,7 +14,7 @@ from ..market.timeframes import Timeframe
 
 
 def annotation_signal(annotations: Iterable[Annotation], ts: np.ndarray,
-                      timeframe: str | Timeframe) -> np.ndarray:
+                      timeframe: Timeframe) -> np.ndarray:
     """The trader's marked trades as a signal on this series: long or short from the close of
     the candle they acted on (on any timeframe, the training targets' rule,
     ``annotations.targets``) to the close of their exit candle; flat elsewhere."""

@@ -18,8 +18,9 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from ..annotations.model import Point, Region, Trade
+from ..annotations.model import Annotation, Direction, Point, Region, Trade
 from ..annotations.store import AnnotationStore
 from ..paths import app_paths
 
@@ -34,17 +35,18 @@ def register(bench_sub) -> None:
     parser.set_defaults(func=run)
 
 
-def synthetic(n: int, seed: int = 0, first: int = 0) -> list:
+def synthetic(n: int, seed: int = 0, first: int = 0) -> list[Annotation]:
     """``n`` valid annotations on ETH/USDT 1m, one every 10 minutes from slot ``first``:
     trades (none overlapping another), regions and points in turn."""
     rng = random.Random(seed)
-    out = []
+    out: list[Annotation] = []
     for i in range(first, first + n):
         t = _T0 + i * 600_000
-        common = {"symbol": "ETH/USDT", "timeframe": "1m", "created_at": t, "updated_at": t}
+        common: dict[str, Any] = {"symbol": "ETH/USDT", "timeframe": "1m", "created_at": t,
+                                  "updated_at": t}
         if i % 3 == 0:
-            out.append(Trade(**common, direction=rng.choice(("long", "short")), entry_ts=t,
-                             entry_price=100 + rng.random(), exit_ts=t + 300_000,
+            out.append(Trade(**common, direction=Direction(rng.choice(("long", "short"))),
+                             entry_ts=t, entry_price=100 + rng.random(), exit_ts=t + 300_000,
                              exit_price=100 + rng.random(), tags=("scalp", "breakout"),
                              notes="entered on the retest"))
         elif i % 3 == 1:

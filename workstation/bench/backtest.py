@@ -17,6 +17,7 @@ import numpy as np
 from ..backtest.engine import Costs, Sizing, run_backtest
 from ..backtest.metrics import compute_metrics
 from ..market.demo import demo_candles
+from ..market.timeframes import ONE_MINUTE
 from . import report
 
 TARGET_S = 1.0
@@ -69,7 +70,7 @@ def reference_equity(open_, close, signal, cash: float) -> np.ndarray:
 
 
 def run(args) -> int:
-    candles = demo_candles(args.candles, "1m", seed=11, end_ts=END_TS)
+    candles = demo_candles(args.candles, ONE_MINUTE, seed=11, end_ts=END_TS)
     signal = model_like_signal(len(candles))
     costs, sizing = Costs(FEE, SLIPPAGE_BPS), Sizing(size=SIZE)
     times = []

@@ -96,8 +96,9 @@ def _parse_list(text: str, allowed=None, kind=str) -> list:
 
 def _write_data(folder: Path, n: int) -> Path:
     from ..market.demo import demo_candles
+    from ..market.timeframes import ONE_MINUTE
 
-    candles = demo_candles(n, "1m", seed=7, end_ts=END_TS)
+    candles = demo_candles(n, ONE_MINUTE, seed=7, end_ts=END_TS)
     path = folder / f"candles_{n}.npz"
     np.savez(path, ts=candles.ts, open=candles.open, high=candles.high, low=candles.low,
              close=candles.close, volume=candles.volume)
@@ -352,11 +353,13 @@ class _Workstation:
     def __init__(self, data):
         from ..market.candles import Candles
         from ..market.series import SeriesKey
+        from ..market.timeframes import ONE_MINUTE
         from ..ui.chart import ChartWidget
 
         self.candles = Candles.from_arrays(data["ts"], data["open"], data["high"], data["low"],
-                                           data["close"], data["volume"], "1m", validate=False)
-        self.key = SeriesKey("demo", "DEMO/USDT", "1m")
+                                           data["close"], data["volume"], ONE_MINUTE,
+                                           validate=False)
+        self.key = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
         self.window = ChartWidget()
         self.viewport = self.window.view.viewport()
 
@@ -434,6 +437,7 @@ class _QPicture:
 
     def tick(self, o, h, l, c, v) -> None:
         self.rows[-1] = (self.rows[-1][0], o, c, l, h)
+        assert self.item is not None, "tick before load"
         self.item.generatePicture()
         self.item.update()
 
@@ -471,6 +475,7 @@ class _Finplot:
     def tick(self, o, h, l, c, v) -> None:
         last = self.df.index[-1]
         self.df.loc[last, ["open", "close", "high", "low", "volume"]] = (o, c, h, l, v)
+        assert self.plot is not None and self.vplot is not None, "tick before load"
         self.plot.update_data(self.df[["time", "open", "close", "high", "low"]])
         self.vplot.update_data(self.df[["time", "open", "close", "volume"]])
 
@@ -483,8 +488,9 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
     data = load_arrays(data_path)
     n = len(data["ts"])
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
-    cls = {"workstation": _Workstation, "qpicture": _QPicture, "finplot": _Finplot}[renderer]
-    target = cls(data)
+    renderers: dict[str, type[_Workstation | _QPicture | _Finplot]] = {
+        "workstation": _Workstation, "qpicture": _QPicture, "finplot": _Finplot}
+    target = renderers[renderer](data)
     target.window.resize(*WINDOW)
     target.window.show()
     for _ in range(3):
@@ -554,6 +560,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
         case[f"{name}_cpu_ms_median"] = round(median_p95(cpu[name])[0], 3)
     case["jump_ms_median"] = round(median_p95(jump)[0], 3)
     if renderer == "workstation":
+        assert isinstance(target, _Workstation)
         appends = []
         ts = int(data["ts"][-1])
         for _ in range(20):

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +37,9 @@ from ..errors import WorkstationError
 from . import report
 from .chart import TARGETS as CHART_TARGETS
 from .chart import WINDOW, PaintClock, median_p95
+
+if TYPE_CHECKING:
+    from ..annotations.model import Annotation
 
 LOAD_TARGET_MS = 200.0
 VIEWS = {"500": 500, "20k": 20_000, "all": None}
@@ -116,24 +120,25 @@ def _pan_targets(median_ms: float, p95_ms: float) -> dict[str, bool]:
 
 
 # -- the worker -----------------------------------------------------------------------------
-def synthetic_annotations(candles, n: int, seed: int = 3) -> list:
+def synthetic_annotations(candles, n: int, seed: int = 3) -> list[Annotation]:
     """``n`` annotations of ``SYMBOL`` on ``candles``, one per equal slice of the series:
     trades (70 %), regions (20 %), point notes (10 %), none overlapping another trade. Each
     lies in the first 70 % of its slice (the rest is free for the bench's added trades)."""
-    from ..annotations.model import Point, Region, Trade
+    from ..annotations.model import Direction, Point, Region, Trade
 
     rng = np.random.default_rng(seed)
     slot = len(candles) // n
     ts, close = candles.ts, candles.close
-    out = []
+    out: list[Annotation] = []
     for k in range(n):
         i = k * slot + int(rng.integers(0, max(1, slot // 5)))
         j = min(i + int(rng.integers(3, max(4, slot // 2))), len(candles) - 1)
-        common = {"symbol": SYMBOL, "timeframe": TIMEFRAME, "created_at": int(ts[i]),
-                  "notes": "" if k % 4 else "entered on the retest"}
+        common: dict[str, Any] = {"symbol": SYMBOL, "timeframe": TIMEFRAME,
+                                  "created_at": int(ts[i]),
+                                  "notes": "" if k % 4 else "entered on the retest"}
         kind = k % 10
         if kind < 7:
-            out.append(Trade(**common, direction="long" if kind % 2 else "short",
+            out.append(Trade(**common, direction=Direction.LONG if kind % 2 else Direction.SHORT,
                              entry_ts=int(ts[i]), entry_price=float(close[i]),
                              exit_ts=int(ts[j]), exit_price=float(close[j])))
         elif kind < 9:
@@ -147,10 +152,11 @@ def synthetic_annotations(candles, n: int, seed: int = 3) -> list:
 def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[dict]:
     from PySide6 import QtWidgets
 
-    from ..annotations.model import Trade
+    from ..annotations.model import Direction, Trade
     from ..annotations.store import AnnotationStore
     from ..market.demo import demo_candles
     from ..market.series import SeriesKey
+    from ..market.timeframes import parse_timeframe
     from ..paths import app_paths
     from ..ui.annotations.dock import AnnotationLayer
     from ..ui.chart import ChartWidget
@@ -161,10 +167,10 @@ def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[
     collect_garbage_on_gui_thread()  # as the main window's training dock does
     tmp = tempfile.TemporaryDirectory(prefix="workstation-bench-chart-annotations-")
     paths = app_paths(tmp.name).ensure()
-    candles = demo_candles(n_candles, TIMEFRAME, seed=7, end_ts=END_TS)
+    candles = demo_candles(n_candles, parse_timeframe(TIMEFRAME), seed=7, end_ts=END_TS)
     annotations = synthetic_annotations(candles, n_annotations)
-    with AnnotationStore(paths.annotations_db) as store:
-        store.merge(annotations)
+    with AnnotationStore(paths.annotations_db) as seed_store:
+        seed_store.merge(annotations)
 
     window = QtWidgets.QMainWindow()
     live = LiveData(paths.candle_cache, window)
@@ -176,13 +182,15 @@ def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[
     for _ in range(3):
         app.processEvents()
     clock = PaintClock(app, chart.view.viewport())
-    live.candles, live.key = candles, SeriesKey("binance", SYMBOL, TIMEFRAME)
+    live.candles, live.key = candles, SeriesKey("binance", SYMBOL, parse_timeframe(TIMEFRAME))
     chart.set_candles(candles, live.key)
     chart.price_view.setXRange(n_candles - 500.5, n_candles - 0.5, padding=0)
     app.processEvents()
 
     cases = []
-    load, store_list, parts = [], [], {"store": [], "list": [], "chart": [], "paint": []}
+    load: list[float] = []
+    store_list: list[float] = []
+    parts: dict[str, list[float]] = {"store": [], "list": [], "chart": [], "paint": []}
     for _ in range(loads):
         t0 = time.perf_counter()
         found = layer.store.list(symbol=SYMBOL, timeframe=TIMEFRAME)
@@ -231,9 +239,12 @@ def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[
             # both see the same machine; each starts from a repainted view at the same place
             start = moves[k - 1] if k else base
             for mode in ("with", "without") if k % 2 else ("without", "with"):
-                clock.time(lambda s=start, m=mode, v=viewport: (
-                    layer.graphics.set_visible(m == "with"),
-                    chart.price_view.setXRange(*s, padding=0), v.update()))
+                def reset(s=start, m=mode, v=viewport) -> None:
+                    layer.graphics.set_visible(m == "with")
+                    chart.price_view.setXRange(*s, padding=0)
+                    v.update()
+
+                clock.time(reset)
                 samples[mode].append(clock.time(
                     lambda m=move: chart.price_view.setXRange(*m, padding=0)))
                 cpu[mode].append(clock.cpu_ms[-1])
@@ -256,9 +267,10 @@ def _measure(n_candles: int, n_annotations: int, reps: int, loads: int) -> list[
 
     chart.price_view.setXRange(n_candles - 500.5, n_candles - 0.5, padding=0)
     app.processEvents()
-    adds, store_adds = [], []
+    adds: list[float] = []
+    store_adds: list[float] = []
     def make(i: int) -> Trade:
-        return Trade(symbol=SYMBOL, timeframe=TIMEFRAME, direction="long",
+        return Trade(symbol=SYMBOL, timeframe=TIMEFRAME, direction=Direction.LONG,
                      entry_ts=int(candles.ts[i]), entry_price=float(candles.close[i]),
                      exit_ts=int(candles.ts[i + 10]), exit_price=float(candles.close[i + 10]))
 

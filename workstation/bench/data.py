@@ -22,6 +22,7 @@ from ..market.candles import Candles
 from ..market.csv_io import read_candles_csv, write_candles_csv
 from ..market.demo import demo_candles
 from ..market.series import SeriesKey
+from ..market.timeframes import ONE_MINUTE
 from . import report
 
 DEFAULT_FILE = (Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -77,21 +78,21 @@ def _reference_cache(candles: Candles, db_path: Path) -> tuple[float, float]:
 def run(args) -> int:
     path = args.file or DEFAULT_FILE
     cases = []
-    with tempfile.TemporaryDirectory(prefix="workstation-bench-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="workstation-bench-") as tmp_name:
+        tmp = Path(tmp_name)
         source_note = str(path)
         if not path.exists():
             path = tmp / "demo_1m.csv.gz"
-            write_candles_csv(demo_candles(1_743_000, "1m", seed=7), path)
+            write_candles_csv(demo_candles(1_743_000, ONE_MINUTE, seed=7), path)
             source_note = f"DEMO data (generated; {args.file or DEFAULT_FILE} not found)"
 
-        import_s, candles = _timed(lambda: read_candles_csv(path, "1m"))
+        import_s, candles = _timed(lambda: read_candles_csv(path, ONE_MINUTE))
         ref_import_s, _ = _timed(lambda: _reference_import(path))
         cases.append(dict(case="import+validate", candles=len(candles), seconds=import_s,
                           reference_seconds=ref_import_s, target_seconds=TARGETS["import"],
                           file=source_note))
 
-        key = SeriesKey("bench", "ETH/USDT", "1m")
+        key = SeriesKey("bench", "ETH/USDT", ONE_MINUTE)
         with CandleCache(tmp / "cache.sqlite") as cache:
             store_s, _ = _timed(lambda: cache.put(key, candles))
             n_load = min(1_000_000, len(candles))
@@ -107,7 +108,7 @@ def run(args) -> int:
                           all_candles_seconds=load_all_s))
 
         o, h, l, c, v = 100.0, 101.0, 99.0, 100.5, 3.0
-        series = Candles("1m")
+        series = Candles(ONE_MINUTE)
         append = series.append
         start = time.perf_counter()
         for i in range(args.appends):

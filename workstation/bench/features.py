@@ -16,7 +16,9 @@ from collections import deque
 import numpy as np
 
 from ..market.demo import demo_candles
-from ..ml.features import N_FEATURES, FeatureSpec, make_features
+from ..market.timeframes import ONE_MINUTE
+from ..ml.candle_columns import N_FEATURES
+from ..ml.features import FeatureSpec, make_features
 from . import report
 
 TARGET_S_PER_MILLION = 5.0
@@ -39,9 +41,9 @@ def reference_features(candles, spec: FeatureSpec) -> np.ndarray:
     ts, o, h, l, c, v = (col.tolist() for col in candles.columns())
     out = np.empty((len(ts), N_FEATURES), dtype=np.float32)
     floor = (spec.min_volatility_bps * 1e-4) ** 2
-    long_sq = deque(maxlen=spec.volatility_window)
-    short_sq = deque(maxlen=spec.regime_window)
-    volumes = deque(maxlen=spec.volume_window)
+    long_sq: deque[float] = deque(maxlen=spec.volatility_window)
+    short_sq: deque[float] = deque(maxlen=spec.regime_window)
+    volumes: deque[float] = deque(maxlen=spec.volume_window)
     prev = math.log(o[0]) if ts else 0.0
 
     def clip(x: float) -> float:
@@ -67,7 +69,7 @@ def reference_features(candles, spec: FeatureSpec) -> np.ndarray:
 
 def run(args) -> int:
     spec = FeatureSpec()
-    candles = demo_candles(args.candles, "1m", seed=7, end_ts=END_TS)
+    candles = demo_candles(args.candles, ONE_MINUTE, seed=7, end_ts=END_TS)
     times = []
     for _ in range(max(1, args.runs)):
         start = time.perf_counter()

@@ -99,7 +99,7 @@ def measure_latency(seconds: float) -> list[float]:
 
     probe = Probe()
     timer = QTimer()
-    timer.setTimerType(Qt.PreciseTimer)
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
     timer.setInterval(_TICK_MS)
     timer.timeout.connect(probe.tick)
     probe.last = time.perf_counter()
@@ -126,6 +126,7 @@ def bench(seconds: float, idle_seconds: float, presets=("small", "tiny"), device
     from ..errors import WorkstationError
     from ..market.demo import demo_candles
     from ..market.series import SeriesKey
+    from ..market.timeframes import ONE_MINUTE
     from ..paths import app_paths
     from ..ui.live_data import LiveData
     from ..ui.training.panel import TrainingPanel
@@ -136,7 +137,7 @@ def bench(seconds: float, idle_seconds: float, presets=("small", "tiny"), device
         paths = app_paths(tmp).ensure()
         live = LiveData(paths.candle_cache)
         live.candles = demo_candles(n_candles, seed=11)
-        live.key = SeriesKey("demo", "DEMO/USDT", "1m")
+        live.key = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
         dock = TrainingPanel(paths, live)
         dock.resize(1160, 640)  # its room as a tab of a 1500 x 900 window
         dock.show()
@@ -171,7 +172,8 @@ def bench(seconds: float, idle_seconds: float, presets=("small", "tiny"), device
         finally:
             dock.shutdown(120)
             dock.close()
-            dock = None  # drop the last reference before collecting
+            # drop the last reference before collecting (never used again: not Optional)
+            dock = None  # type: ignore[assignment]
             gc.collect()  # Qt objects in cycles go on this (the GUI) thread
     return cases
 

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -75,6 +76,7 @@ def register(sub) -> None:
 # -- the parent -----------------------------------------------------------------------------
 def run(args) -> int:
     from ..market.demo import demo_candles
+    from ..market.timeframes import ONE_MINUTE
 
     renderers = [r.strip() for r in args.renderers.split(",") if r.strip()]
     if not renderers or set(renderers) - {"workstation", "finplot"}:
@@ -84,7 +86,7 @@ def run(args) -> int:
     cases: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="workstation-bench-multichart-") as tmp:
         data = Path(tmp) / "candles.npz"
-        c = demo_candles(args.candles, "1m", seed=7, end_ts=END_TS)
+        c = demo_candles(args.candles, ONE_MINUTE, seed=7, end_ts=END_TS)
         np.savez(data, ts=c.ts, open=c.open, high=c.high, low=c.low, close=c.close,
                  volume=c.volume)
         plan = Path(tmp) / "plan.json"
@@ -160,7 +162,7 @@ def _table(cases: list[dict], summary: dict) -> str:
              f"{WINDOW[0]}x{WINDOW[1]} (2x2), {summary['cpus']} CPUs"
              + (f", load average {load[0]:.1f}-{load[1]:.1f}" if load else "")]
     cols = ("renderer", "pan med", "pan p95", "tick med", "tick p95", "first paint", "peak MB")
-    rows = [cols]
+    rows: list[tuple[str, ...]] = [cols]
     for renderer in ("workstation", "finplot"):
         if any(f"{renderer}_{k}_range" in summary for k in KEYS):
             rows.append((renderer, *(_fmt_range(summary, renderer, k) for k in
@@ -222,13 +224,15 @@ class _Workstation:
 
         from ..market.candles import Candles
         from ..market.series import SeriesKey
+        from ..market.timeframes import ONE_MINUTE
         from ..ui.chart import ChartWidget
         from ..ui.chart_area import ChartArea
 
         self.base = Candles.from_arrays(data["ts"], data["open"], data["high"], data["low"],
-                                        data["close"], data["volume"], "1m", validate=False)
+                                        data["close"], data["volume"], ONE_MINUTE,
+                                        validate=False)
         self.base.last_closed = False
-        self.key = SeriesKey("demo", "DEMO/USDT", "1m")
+        self.key = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
         self.window = QtWidgets.QMainWindow()
         self.area = ChartArea(ChartWidget(self.window), None, None, self.window)
         self.window.setCentralWidget(self.area)
@@ -277,13 +281,14 @@ class _Finplot:
         import pandas as pd
 
         from ..market.candles import Candles
+        from ..market.timeframes import ONE_MINUTE, parse_timeframe
 
         self.fplt = fplt
         base = Candles.from_arrays(data["ts"], data["open"], data["high"], data["low"],
-                                   data["close"], data["volume"], "1m", validate=False)
+                                   data["close"], data["volume"], ONE_MINUTE, validate=False)
         self.frames, self.plots, self.axes, self.windows, self.ts = [], [], [], [], []
         for tf in TIMEFRAMES:
-            c = base if tf == "1m" else base.resample(tf)
+            c = base if tf == "1m" else base.resample(parse_timeframe(tf))
             self.ts.append((c.ts, c.timeframe.ms))
             self.frames.append(pd.DataFrame({"time": c.ts, "open": c.open, "close": c.close,
                                              "high": c.high, "low": c.low,
@@ -340,7 +345,7 @@ def _measure(renderer: str, data_path: str, plan_path: str, reps: int, ticks: in
     data = load_arrays(data_path)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     target = _Workstation(data) if renderer == "workstation" else _Finplot(data)
-    if renderer == "workstation":
+    if isinstance(target, _Workstation):
         target.window.resize(*WINDOW)
         target.window.show()
     else:
@@ -352,8 +357,10 @@ def _measure(renderer: str, data_path: str, plan_path: str, reps: int, ticks: in
         app.processEvents()
     clock = PaintsClock(app, target.viewports)
     first_ms = clock.time(target.load)
-    pan, tick = [], []
-    if renderer == "workstation":
+    pan: list[float] = []
+    tick: list[float] = []
+    plan: dict[str, Any]
+    if isinstance(target, _Workstation):
         ts = data["ts"]
         target.start(int(ts[len(ts) // 2]))
         for _ in range(5):
@@ -383,8 +390,10 @@ def _measure(renderer: str, data_path: str, plan_path: str, reps: int, ticks: in
         tick.append(clock.time(lambda h=h, l=l, c=c, v=v: target.tick(o, h, l, c, v)))
         if time.perf_counter() > until:
             break
-    case = {"renderer": renderer, "candles": len(data["ts"]), "timeframes": list(TIMEFRAMES),
-            "first_paint_ms": round(first_ms, 2), "load_avg": round(load_at_start, 2)}
+    case: dict[str, Any] = {"renderer": renderer, "candles": len(data["ts"]),
+                            "timeframes": list(TIMEFRAMES),
+                            "first_paint_ms": round(first_ms, 2),
+                            "load_avg": round(load_at_start, 2)}
     for name, samples in (("pan", pan), ("tick", tick)):
         med, p95 = median_p95(samples)
         case[f"{name}_ms_median"] = round(med, 3)

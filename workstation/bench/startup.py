@@ -158,8 +158,9 @@ def csv_case(runs: int, path: Path | None, symbol: str) -> dict:
             if not path.exists():
                 from ..market.csv_io import write_candles_csv
                 from ..market.demo import demo_candles
+                from ..market.timeframes import ONE_MINUTE
 
-                path = write_candles_csv(demo_candles(1_743_000, "1m", seed=7),
+                path = write_candles_csv(demo_candles(1_743_000, ONE_MINUTE, seed=7),
                                          Path(tmp) / "demo_1m.csv.gz")
                 note = f"DEMO data (generated; {DEFAULT_FILE} not found)"
         first, second, load = [], [], []

@@ -220,6 +220,7 @@ def _trainer_case(args, device, peak: float, peak_kind: str) -> dict:
 
     from ..market.demo import demo_candles
     from ..market.series import SeriesKey
+    from ..market.timeframes import ONE_MINUTE
     from ..ml import job
     from ..ml.device import memory_stats, reset_peak_memory, synchronize
 
@@ -229,8 +230,8 @@ def _trainer_case(args, device, peak: float, peak_kind: str) -> dict:
         device=str(device), use_annotations=False), None)
     seq_len = plan.model_config.seq_len
     n = (args.batch_size + 10) * seq_len + 20 * seq_len  # a batch of whole windows, and more
-    candles = demo_candles(n, "1m", seed=0, end_ts=1_700_000_000_000)
-    trainer = job.build(plan, candles, SeriesKey("demo", "DEMO/USDT", "1m"), store=None,
+    candles = demo_candles(n, ONE_MINUTE, seed=0, end_ts=1_700_000_000_000)
+    trainer = job.build(plan, candles, SeriesKey("demo", "DEMO/USDT", ONE_MINUTE), store=None,
                         annotations_db=None, on_event=lambda event: None,
                         stop=threading.Event(), save=False).trainer
     trainer._setup()
@@ -319,6 +320,7 @@ def run_infer(args) -> int:
     import torch
 
     from ..market.demo import demo_candles
+    from ..market.timeframes import ONE_MINUTE
     from ..ml.config import preset_config
     from ..ml.device import memory_stats, reset_peak_memory, resolve_device
     from ..ml.features import FeatureSpec, make_features
@@ -329,7 +331,7 @@ def run_infer(args) -> int:
         torch.set_num_threads(args.threads)
     config = preset_config(args.preset, seq_len=args.seq_len)
     spec = FeatureSpec()
-    candles = demo_candles(config.seq_len + spec.warmup, "1m", seed=0,
+    candles = demo_candles(config.seq_len + spec.warmup, ONE_MINUTE, seed=0,
                            end_ts=1_700_000_000_000)
     peak, peak_kind = matmul_peak(device)
     window = torch.from_numpy(make_features(candles, spec)[-config.seq_len:])[None]

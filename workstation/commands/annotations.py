@@ -11,7 +11,7 @@ from ..annotations.store import AnnotationStore
 from ..annotations.totals import Totals
 from ..atomic import atomic_write_bytes
 from ..market.timeframes import parse_timeframe
-from .flags import add_series_flags
+from .flags import add_series_flags, flagged_series
 
 
 def register(sub) -> None:
@@ -85,16 +85,14 @@ def run_import(args) -> int:
 
 
 def run_targets(args) -> int:
-    from ..market.sources import load_series
     from ..ml.checkpoints import CheckpointStore
     from ..ml.job import label_series
     from ..ml.targets import CLASSES, MASKED, TargetSpec
     from ..paths import app_paths
 
     spec = CheckpointStore().settings(args.run)[2] if args.run else TargetSpec()
-    candles, key = load_series(args.source, args.symbol, args.timeframe,
-                               max_candles=args.max_candles)
-    n = len(candles) if candles.last_closed else len(candles) - 1
+    candles, key = flagged_series(args)
+    n = candles.n_closed
     candles = candles.slice(0, n)
     labelled = label_series(candles, key, spec, annotations_db=app_paths().annotations_db)
     t = labelled.targets

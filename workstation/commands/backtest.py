@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import json
 
-from .flags import add_cost_flags, add_reference_source_flag, add_series_flags, thresholds
+from .flags import (
+    add_cost_flags,
+    add_reference_source_flag,
+    add_series_flags,
+    flagged_series,
+    thresholds,
+)
 
 
 def register(sub) -> None:
@@ -36,7 +42,6 @@ def run(args) -> int:
     from ..backtest.engine import NEXT_OPEN, SAME_CLOSE
     from ..backtest.report import describe
     from ..backtest.request import BacktestRequest, run_request
-    from ..market.sources import load_series
     from ..paths import app_paths
 
     request = BacktestRequest(
@@ -44,8 +49,7 @@ def run(args) -> int:
         fee_bps=args.fee_bps, slippage_bps=args.slippage_bps, size=args.size,
         fill=NEXT_OPEN if args.fill == "next-open" else SAME_CLOSE, cash=args.cash,
         in_sample=args.in_sample, reference_source=args.reference_source)
-    candles, key = load_series(args.source, args.symbol, args.timeframe,
-                               max_candles=args.max_candles)
+    candles, key = flagged_series(args)
     results = run_request(request, candles, key, annotations_db=app_paths().annotations_db)
     if args.json:
         for result in results:

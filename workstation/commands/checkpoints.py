@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..display import NO_DATA, number
 from ..errors import WorkstationError
 from ..timeparse import format_ms, parse_time_ms
 from .flags import add_reference_source_flag, add_series_flags
@@ -57,10 +58,6 @@ def _val_loss(metrics: dict):
     return metrics.get("best_val_loss") if loss is None else loss
 
 
-def _fmt(value, spec: str = ".4f") -> str:
-    return "—" if value is None else format(value, spec)
-
-
 def run_list(args) -> int:
     runs = [info for store in _stores() for info in store.list_runs()]
     if not runs:
@@ -69,9 +66,9 @@ def run_list(args) -> int:
     header = ("model", "run", "created", "step", "epoch", "val loss", "best", "size", "data")
     table = [header]
     for r in runs:
-        data = f"damaged: {r.error}" if r.error else str(r.provenance or "—")
+        data = f"damaged: {r.error}" if r.error else str(r.provenance or NO_DATA)
         table.append((r.model, r.run_id, r.created.replace("T", " ").replace("+00:00", " UTC"),
-                      _fmt(r.step, "d"), _fmt(r.epoch, "d"), _fmt(_val_loss(r.metrics)),
+                      number(r.step, "d"), number(r.epoch, "d"), number(_val_loss(r.metrics)),
                       "yes" if r.has_best else "no", human_bytes(r.size_bytes), data))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
@@ -148,8 +145,9 @@ def run_predict(args) -> int:
     which = args.checkpoint or ("best" if store.has_checkpoint(run_id, "best") else "latest")
     model_config, feature_spec, _ = store.settings(run_id, which)  # no torch yet
     at = parse_time_ms(args.at) if args.at is not None else None
-    need = window_candles(feature_spec, parse_timeframe(args.timeframe), model_config.seq_len)
-    candles, key = load_series(args.source, args.symbol, args.timeframe,
+    tf = parse_timeframe(args.timeframe)
+    need = window_candles(feature_spec, tf, model_config.seq_len)
+    candles, key = load_series(args.source, args.symbol, tf,
                                max_candles=None if at is not None else need)
     check_base(feature_spec, candles.timeframe)
     loaded_reference = load_reference(feature_spec, key, args.reference_source)
@@ -163,7 +161,7 @@ def run_predict(args) -> int:
     loaded = store.load(run_id, which)
     predictor = Predictor.from_checkpoint(loaded, resolve_device(device))
     prediction = predictor.predict(candles, reference=reference)
-    window = min(len(candles) - (0 if candles.last_closed else 1), predictor.config.seq_len)
+    window = min(candles.n_closed, predictor.config.seq_len)
     trained_on = loaded.meta.get("provenance") or "unknown data"
     if args.json:
         print(json.dumps({"series": key.provenance, "demo": key.is_demo, "run": run_id,

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..annotations.io import file_format, write_csv, write_json
 from ..errors import WorkstationError
-from .flags import add_series_flags
+from .flags import add_series_flags, flagged_series
 
 
 def register(sub) -> None:
@@ -33,14 +33,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..market.sources import load_series
     from ..ml.controls import check_windows, ma_cross_marks, shuffled_marks
 
     check_windows(args.fast, args.slow)
     out = Path(args.out)
     as_json = file_format(out) == "json"
-    candles, key = load_series(args.source, args.symbol, args.timeframe,
-                               max_candles=args.max_candles)
+    candles, key = flagged_series(args)
     trades = ma_cross_marks(candles, key.market, fast=args.fast, slow=args.slow)
     if not trades:
         raise WorkstationError(f"{len(candles)} candles of {key.provenance} hold no completed "

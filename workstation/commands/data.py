@@ -15,7 +15,7 @@ from ..market.candles import Candles
 from ..market.csv_io import read_candles_csv, write_candles_csv
 from ..market.series import DEMO_SOURCE, SeriesKey
 from ..market.sources import demo_market
-from ..market.timeframes import SUPPORTED
+from ..market.timeframes import SUPPORTED, Timeframe, parse_timeframe
 from ..paths import app_paths
 from ..progress import ProgressBar
 from ..timeparse import format_minute, format_ms, parse_time_ms
@@ -64,7 +64,7 @@ def _cache() -> CandleCache:
 def run_fetch(args) -> int:
     from ..market.ccxt_feed import CcxtFeed, parse_json_overrides
 
-    key = SeriesKey(args.exchange, args.symbol, args.timeframe)
+    key = SeriesKey(args.exchange, args.symbol, parse_timeframe(args.timeframe))
     tf = key.timeframe
     since = tf.floor(parse_time_ms(args.since))
     now = int(time.time() * 1000)
@@ -155,8 +155,9 @@ async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar
 
 
 def run_import(args) -> int:
-    candles = read_candles_csv(args.file, args.timeframe)
-    key = SeriesKey(args.source, args.symbol, args.timeframe)
+    tf = parse_timeframe(args.timeframe)
+    candles = read_candles_csv(args.file, tf)
+    key = SeriesKey(args.source, args.symbol, tf)
     with signals_deferred(then_ignore=True) as signalled:  # all, or (before this) none
         with _cache() as cache:
             stored = cache.put(key, candles)
@@ -201,13 +202,13 @@ def run_export(args) -> int:
     since = parse_time_ms(args.since) if args.since else None
     until = parse_time_ms(args.until, end_of_day=True) if args.until else None
     if args.source.strip().lower() == DEMO_SOURCE:
-        candles, key = _demo_candles(args.symbol, args.timeframe, since, until)
+        candles, key = _demo_candles(args.symbol, parse_timeframe(args.timeframe), since, until)
         if not len(candles):
             raise WorkstationError(f"{key} has no closed candles in that range")
     else:
         if not args.symbol:
             raise WorkstationError(f"--symbol is needed for source {args.source!r}")
-        key = SeriesKey(args.source, args.symbol, args.timeframe)
+        key = SeriesKey(args.source, args.symbol, parse_timeframe(args.timeframe))
         with _cache() as cache:
             candles = cache.load(key, since, until)
         if not len(candles):
@@ -219,7 +220,7 @@ def run_export(args) -> int:
     return 0
 
 
-def _demo_candles(symbol: str | None, timeframe: str, since: int | None, until: int | None
+def _demo_candles(symbol: str | None, timeframe: Timeframe, since: int | None, until: int | None
                   ) -> tuple[Candles, SeriesKey]:
     """The demo market's candles closed by now that open from ``since`` to ``until``."""
     market = demo_market(symbol, timeframe)

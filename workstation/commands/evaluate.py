@@ -30,6 +30,7 @@ from .flags import (
     add_cost_flags,
     add_series_flags,
     context_overrides,
+    flagged_series,
     thresholds,
 )
 
@@ -120,7 +121,6 @@ def run(args) -> int:
 
 
 def _evaluate(args, stop: threading.Event) -> None:
-    from ..market.sources import load_series
     from ..ml import job
     from ..paths import app_paths
 
@@ -137,10 +137,10 @@ def _evaluate(args, stop: threading.Event) -> None:
     if args.workers < 1:
         raise WorkstationError(f"--workers must be at least 1, got {args.workers}")
     plan = job.plan(request, None)  # every argument checked; torch not loaded
-    candles, key = load_series(args.source, args.symbol, args.timeframe,
-                               max_candles=args.max_candles)
+    candles, key = flagged_series(args)
     reference = job.load_reference(plan.feature_spec, key, args.reference_source)
-    from ..ml.evaluation import EvaluationStopped, evaluate
+    from ..ml.evaluation import evaluate
+    from ..ml.folds import EvaluationStopped
 
     data, labelled = job.training_data(plan, candles, key, reference=reference,
                                        annotations_db=app_paths().annotations_db)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import WorkstationError
-from ..market.timeframes import SUPPORTED
+from ..market.timeframes import SUPPORTED, parse_timeframe
 
 
 def add_series_flags(parser, *, max_candles: bool = True) -> None:
@@ -16,6 +16,15 @@ def add_series_flags(parser, *, max_candles: bool = True) -> None:
     if max_candles:
         parser.add_argument("--max-candles", type=int, metavar="N",
                             help="use only the last N candles")
+
+
+def flagged_series(args):
+    """The candles and key of the series that the ``add_series_flags`` flags name (the
+    timeframe is read here, where the command line comes in)."""
+    from ..market.sources import load_series
+
+    return load_series(args.source, args.symbol, parse_timeframe(args.timeframe),
+                       max_candles=args.max_candles)
 
 
 def add_context_flags(parser) -> None:

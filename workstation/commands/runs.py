@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..display import NO_DATA, number
 from ..errors import WorkstationError
 from ..timeparse import format_ms
 
@@ -48,12 +49,8 @@ def _stores():
     return model_stores()
 
 
-def _fmt(value, spec: str = ".4f") -> str:
-    return "—" if value is None else format(value, spec)
-
-
 def run_list(args) -> int:
-    from ..ml.history import list_runs
+    from ..ml.history.listing import list_runs
 
     runs = [summary for store in _stores() for summary in list_runs(store)]
     runs.sort(key=lambda r: r.run_id, reverse=True)  # run ids sort by their start
@@ -68,13 +65,13 @@ def run_list(args) -> int:
               "verdict", "data")
     table = [header]
     for r in runs:
-        verdict = f"{r.verdict_source}: {r.verdict}" if r.verdict else "—"
-        data = str(r.provenance or "—")
+        verdict = f"{r.verdict_source}: {r.verdict}" if r.verdict else NO_DATA
+        data = str(r.provenance or NO_DATA)
         if r.problem:
             data = f"{data}; {r.problem}" if r.provenance else r.problem
         table.append((r.model, r.run_id,
-                      format_ms(r.started) if r.started is not None else "—", r.state,
-                      r.preset or "—", _fmt(r.steps, "d"), _fmt(r.best_val_loss), verdict,
+                      format_ms(r.started) if r.started is not None else NO_DATA, r.state,
+                      r.preset or NO_DATA, number(r.steps, "d"), number(r.best_val_loss), verdict,
                       data))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
@@ -126,7 +123,8 @@ def _for_cluster(args) -> None:
 
 
 def run_export(args) -> int:
-    from ..ml.history import export_csv, read_history
+    from ..ml.history.export import export_csv
+    from ..ml.history.reader import read_history
 
     if not args.tensorboard and not args.csv and not args.for_cluster:
         raise WorkstationError("say where to export: --tensorboard DIR, --csv FILE and/or "
@@ -144,7 +142,7 @@ def run_export(args) -> int:
         print(f"wrote {rows} rows ({len(history.batches)} batches, {len(history.epochs)} "
               f"epochs) of run {args.run} to {args.csv}")
     if args.tensorboard:
-        from ..ml.history import export_tensorboard
+        from ..ml.history.export import export_tensorboard
 
         try:
             path = export_tensorboard(history, args.tensorboard)

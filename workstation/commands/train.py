@@ -17,6 +17,7 @@ import json
 import sys
 import threading
 
+from ..display import number, percent
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
 from ..ml.events import (
@@ -90,14 +91,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _pct(value) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
-
-
-def _num(value, fmt: str = ".4f") -> str:
-    return "—" if value is None else format(value, fmt)
-
-
 def _accuracies(m) -> str:
     return "; ".join(describe(head, m.heads.get(head)) for head in CLASS_HEADS)
 
@@ -124,18 +117,18 @@ class _Report:
                             f"{event.device}")
             case BatchEnd(metrics=m, memory=mem):
                 self._line(f"epoch {event.epoch + 1}/{self.epochs} batch {event.batch}/"
-                           f"{event.batches_per_epoch} loss {_num(m.loss)} candle "
-                           f"{_pct(m.accuracy('candle'))} trend {_pct(m.accuracy('trend'))} "
-                           f"position {_pct(m.accuracy('position'))} lr {event.lr:.2e} "
+                           f"{event.batches_per_epoch} loss {number(m.loss)} candle "
+                           f"{percent(m.accuracy('candle'))} trend {percent(m.accuracy('trend'))} "
+                           f"position {percent(m.accuracy('position'))} lr {event.lr:.2e} "
                            f"{event.samples_per_s:.0f} win/s mem {mem.allocated_mb:.0f} MB")
             case EpochEnd():
                 covered = (f" over {event.train.batches} of {event.batches_per_epoch} batches "
                            f"(resumed mid-epoch)" if event.train.batches
                            < event.batches_per_epoch else "")
                 say(f"epoch {event.epoch + 1}/{self.epochs} ({event.elapsed_s:.1f} s): "
-                            f"train loss {_num(event.train.loss)}{covered}, "
+                            f"train loss {number(event.train.loss)}{covered}, "
                             f"{_accuracies(event.train)}")
-                say(f"  validation loss {_num(event.val.loss)}, "
+                say(f"  validation loss {number(event.val.loss)}, "
                             f"{_accuracies(event.val)}" + (" [best]" if event.is_best else ""))
             case Compiling():
                 say(f"compiling the training step (torch.compile, {event.backend}): the "
@@ -144,7 +137,7 @@ class _Report:
                 say(f"  checkpoint ({event.reason}): {event.path}")
             case Finished():
                 say(f"{event.status} after {event.step} steps in {event.elapsed_s:.1f} "
-                            f"s; best validation loss {_num(event.best_val_loss)}")
+                            f"s; best validation loss {number(event.best_val_loss)}")
             case Failed():
                 say(f"training failed at step {event.step}: {event.message}")
 
@@ -211,6 +204,7 @@ def _manifest(args) -> dict | None:
 
 def _train(args, stop: threading.Event):
     from ..market.sources import load_series
+    from ..market.timeframes import parse_timeframe
     from ..ml import job
     from ..ml.checkpoints import CheckpointStore
     from ..paths import app_paths
@@ -221,7 +215,8 @@ def _train(args, stop: threading.Event):
         training = job.plan_of(manifest, None if args.device == "auto" else args.device)
         series = series_of(manifest)
         candles, key = load_series(args.source or series.source, args.symbol or series.symbol,
-                                   args.timeframe or series.timeframe)
+                                   parse_timeframe(args.timeframe) if args.timeframe
+                                   else series.timeframe)
         candles = check_candles(manifest, candles)  # the very candles the run had
         reference = job.manifest_reference(manifest, args.reference_source)
         print(f"training again the run {manifest.get('run_id')} records: its settings, seed "
@@ -232,7 +227,8 @@ def _train(args, stop: threading.Event):
             print(f"resuming run {args.resume} at step {training.resume.step}: model, "
                   f"feature, target and training settings come from its checkpoint",
                   file=sys.stderr)
-        candles, key = load_series(args.source or "demo", args.symbol, args.timeframe or "1m",
+        candles, key = load_series(args.source or "demo", args.symbol,
+                                   parse_timeframe(args.timeframe or "1m"),
                                    max_candles=args.max_candles)
         reference = job.load_reference(training.feature_spec, key, args.reference_source)
     if reference is not None:
@@ -243,11 +239,13 @@ def _train(args, stop: threading.Event):
                          annotations_db=app_paths().annotations_db,
                          on_event=_Report(args.json, training.train_config.epochs), stop=stop)
     if manifest is not None:
-        check_labels(manifest, prepared.trainer.manifest["labels"]["sha256"])
+        new_manifest = prepared.trainer.manifest
+        assert new_manifest is not None  # job.build gives its trainer one
+        check_labels(manifest, new_manifest["labels"]["sha256"])
     if prepared.annotations:
         print(f"{prepared.annotations} annotations of {prepared.market} give the trader's "
               f"targets", file=sys.stderr)
-    result = {}
+    result: dict[str, Finished | Failed] = {}
     worker = threading.Thread(target=lambda: result.update(final=prepared.trainer.run()),
                               name="trainer")
     worker.start()

@@ -166,6 +166,15 @@ def _unpack(blob: bytes, count: int) -> list[np.ndarray]:
     return [ts] + cols
 
 
+def _closed_rows(key: SeriesKey, candles: Candles) -> int:
+    """How many rows of ``candles`` are stored under ``key``: the closed ones (a forming
+    last candle is left out); candles on another timeframe are refused."""
+    if candles.timeframe != key.timeframe:
+        raise CacheError(f"{key}: candles are {candles.timeframe.name}, "
+                         f"not {key.timeframe.name}")
+    return candles.n_closed
+
+
 class CandleCache:
     """See the module docstring. Use as a context manager or call ``close()``."""
 
@@ -315,10 +324,7 @@ class CandleCache:
         there (new values win); record ``covered`` (a span (first, last open time), or a list
         of them; None: the stored candles' first to last) as fetched. Returns the number of
         candles stored."""
-        if candles.timeframe != key.timeframe:
-            raise CacheError(f"{key}: candles are {candles.timeframe.name}, "
-                             f"not {key.timeframe.name}")
-        n = len(candles) if candles.last_closed else len(candles) - 1
+        n = _closed_rows(key, candles)
         span = BLOCK_CANDLES * key.timeframe.ms
         self._repair_coverage()
         with self._transaction():
@@ -372,10 +378,7 @@ class CandleCache:
         and record, or the new. Another file recorded under the same series loses its record
         (it is imported again when opened). ``progress(fraction)`` hears each block written;
         an exception it raises rolls everything back. Returns the number of candles."""
-        if candles.timeframe != key.timeframe:
-            raise CacheError(f"{key}: candles are {candles.timeframe.name}, "
-                             f"not {key.timeframe.name}")
-        n = len(candles) if candles.last_closed else len(candles) - 1
+        n = _closed_rows(key, candles)
         span = BLOCK_CANDLES * key.timeframe.ms
         with self._transaction():
             self._db.execute(_IMPORTED_FILES)
@@ -492,7 +495,8 @@ class CandleCache:
     def keys(self) -> list[SeriesKey]:
         """The series that hold candles, without reading them (sorted as ``series()``)."""
         with self._reading():
-            return [SeriesKey(source, symbol, timeframe) for source, symbol, timeframe in
+            return [SeriesKey(source, symbol, parse_timeframe(timeframe))
+                    for source, symbol, timeframe in
                     self._db.execute(
                         "SELECT source, symbol, timeframe FROM series WHERE EXISTS (SELECT 1 "
                         "FROM blocks WHERE blocks.series_id = series.id) ORDER BY source, "

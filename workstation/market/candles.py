@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import WorkstationError
-from .timeframes import Timeframe, parse_timeframe
+from .timeframes import ONE_MINUTE, Timeframe
 
 PRICE_FIELDS = ("open", "high", "low", "close", "volume")
 FIELDS = ("ts",) + PRICE_FIELDS
@@ -108,8 +108,8 @@ class Candles:
 
     __slots__ = ("_c", "_h", "_l", "_n", "_o", "_ts", "_v", "last_closed", "timeframe")
 
-    def __init__(self, timeframe: str | Timeframe, capacity: int = _MIN_CAPACITY):
-        self.timeframe = parse_timeframe(timeframe)
+    def __init__(self, timeframe: Timeframe, capacity: int = _MIN_CAPACITY):
+        self.timeframe = timeframe
         capacity = max(int(capacity), _MIN_CAPACITY)
         self._n = 0
         self._ts = np.empty(capacity, dtype=np.int64)
@@ -120,14 +120,14 @@ class Candles:
 
     # -- construction ------------------------------------------------------------------
     @classmethod
-    def from_arrays(cls, ts, open, high, low, close, volume, timeframe="1m", *, validate=True,
-                    last_closed: bool = True) -> Candles:
+    def from_arrays(cls, ts, open, high, low, close, volume, timeframe: Timeframe = ONE_MINUTE,
+                    *, validate=True, last_closed: bool = True) -> Candles:
         """Build from six equally long arrays (copied); validated unless ``validate=False``."""
         return cls.from_columns((ts, open, high, low, close, volume), timeframe,
                                 validate=validate, last_closed=last_closed)
 
     @classmethod
-    def from_columns(cls, columns: Sequence, timeframe: str | Timeframe = "1m", *,
+    def from_columns(cls, columns: Sequence, timeframe: Timeframe = ONE_MINUTE, *,
                      validate: bool = True, last_closed: bool = True) -> Candles:
         """``from_arrays`` of the six columns ``(ts, open, high, low, close, volume)``."""
         if len(columns) != len(FIELDS):
@@ -150,7 +150,7 @@ class Candles:
         return out
 
     @classmethod
-    def from_updates(cls, updates: Iterable[CandleUpdate], timeframe) -> Candles:
+    def from_updates(cls, updates: Iterable[CandleUpdate], timeframe: Timeframe) -> Candles:
         out = cls(timeframe)
         for update in updates:
             out.apply(update)
@@ -190,6 +190,11 @@ class Candles:
 
     def __len__(self) -> int:
         return self._n
+
+    @property
+    def n_closed(self) -> int:
+        """How many rows are final: all of them, or all but the last while it is forming."""
+        return self._n if self.last_closed else self._n - 1
 
     def __repr__(self) -> str:
         if not self._n:
@@ -326,10 +331,9 @@ class Candles:
         return Candles.from_columns([col[pick] for col in cols], self.timeframe,
                                     validate=False, last_closed=last_closed)
 
-    def resample(self, timeframe: str | Timeframe) -> Candles:
+    def resample(self, target: Timeframe) -> Candles:
         """Aggregate into a coarser timeframe (first open, max high, min low, last close, sum
         volume). The last bucket is marked forming if it is not complete."""
-        target = parse_timeframe(timeframe)
         if target.ms % self.timeframe.ms:
             raise WorkstationError(f"cannot resample {self.timeframe.name} candles to "
                                    f"{target.name}: not a whole multiple")

@@ -60,7 +60,7 @@ from .retry import (
     diagnose,
     tag_http_errors,
 )
-from .timeframes import Timeframe, parse_timeframe
+from .timeframes import ONE_MINUTE, Timeframe
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -233,7 +233,7 @@ class CcxtFeed:
     timeframe; leaving always closes the exchange's connections.
     """
 
-    def __init__(self, exchange_id: str, symbol: str, timeframe: str | Timeframe = "1m", *,
+    def __init__(self, exchange_id: str, symbol: str, timeframe: Timeframe = ONE_MINUTE, *,
                  urls: dict | None = None, options: dict | None = None,
                  config: dict | None = None, retry: RetryPolicy = RetryPolicy(),
                  poll_interval: float = 2.0, socket_timeout: float = 30.0,
@@ -242,7 +242,7 @@ class CcxtFeed:
                  remember_credentials: bool = False):
         self.exchange_id = exchange_id
         self.symbol = symbol
-        self.timeframe = parse_timeframe(timeframe)
+        self.timeframe = timeframe
         self.retry = retry
         self.poll_interval = poll_interval
         self.socket_timeout = socket_timeout

@@ -23,7 +23,7 @@ import numpy as np
 from ..atomic import atomic_write_bytes
 from ..errors import WorkstationError
 from .candles import PRICE_FIELDS, Candles, find_problem
-from .timeframes import Timeframe, parse_timeframe
+from .timeframes import Timeframe
 
 HEADER = "ts_ms,open,high,low,close,volume"
 _TS_NAMES = {"ts", "ts_ms", "timestamp", "time", "open_time", "opentime"}
@@ -178,14 +178,13 @@ class ImportCancelled(WorkstationError):
     """``stop()`` said so between two steps of reading a file."""
 
 
-def read_candles_csv(path: str | Path, timeframe: str | Timeframe, *,
+def read_candles_csv(path: str | Path, tf: Timeframe, *,
                      progress: Progress | None = None,
                      stop: Callable[[], bool] | None = None) -> Candles:
     """Parse and validate a candle CSV (see the module docstring); raises ``CsvFormatError``.
     ``progress`` hears how far it is (fractions 0 to 1); ``stop()`` true between two steps
     ends it with ``ImportCancelled``."""
     path = Path(path)
-    tf = parse_timeframe(timeframe)
     _step(progress, stop, 0.0, f"reading {path.name}")
     data = _read_bytes(path)
     _step(progress, stop, 0.08, "splitting lines")

@@ -30,7 +30,7 @@ from ..errors import WorkstationError
 from .candles import Candles, CandleUpdate
 from .replay import forming_ticks
 from .series import DEMO_SOURCE, SeriesKey
-from .timeframes import Timeframe, parse_timeframe
+from .timeframes import ONE_MINUTE, Timeframe
 
 DEMO_SYMBOL = "DEMO/USDT"
 DEMO_HISTORY = 20_000  # candles a market has before its anchor
@@ -66,9 +66,9 @@ class _Returns:
 class DemoMarket:
     """A deterministic simulated market on one timeframe; see the module docstring."""
 
-    def __init__(self, timeframe: str | Timeframe = "1m", *, anchor_ms: int, seed: int = 0,
+    def __init__(self, timeframe: Timeframe = ONE_MINUTE, *, anchor_ms: int, seed: int = 0,
                  symbol: str = DEMO_SYMBOL, history: int = DEMO_HISTORY):
-        self.timeframe = parse_timeframe(timeframe)
+        self.timeframe = timeframe
         self.key = SeriesKey(DEMO_SOURCE, symbol, self.timeframe)
         self.seed = int(seed)
         self.origin_ms = self.timeframe.floor(int(anchor_ms)) - int(history) * self.timeframe.ms
@@ -175,7 +175,7 @@ class DemoMarket:
         return ts, opens, highs, lows, closes, volume
 
 
-def demo_candles(n: int, timeframe: str | Timeframe = "1m", seed: int = 0,
+def demo_candles(n: int, timeframe: Timeframe = ONE_MINUTE, seed: int = 0,
                  end_ts: int | None = None) -> Candles:
     """``n`` closed demo candles ending just before ``end_ts`` (default: now), from a market
     anchored at ``end_ts`` that begins ``n`` candles before it."""

@@ -72,7 +72,7 @@ class SeriesKey:
     symbol: str
     timeframe: Timeframe
 
-    def __init__(self, source: str, symbol: str, timeframe: str | Timeframe):
+    def __init__(self, source: str, symbol: str, timeframe: Timeframe):
         source = str(source).strip().lower()
         symbol = str(symbol).strip().upper()
         if not source or not symbol:
@@ -80,7 +80,7 @@ class SeriesKey:
                                    f"{source!r} and {symbol!r}")
         object.__setattr__(self, "source", source)
         object.__setattr__(self, "symbol", symbol)
-        object.__setattr__(self, "timeframe", parse_timeframe(timeframe))
+        object.__setattr__(self, "timeframe", timeframe)
 
     @property
     def kind(self) -> SourceKind:
@@ -130,7 +130,7 @@ class SeriesKey:
     def from_dict(cls, data) -> SeriesKey:
         if not isinstance(data, dict) or not {"source", "symbol", "timeframe"} <= set(data):
             raise WorkstationError(f"not a series (source, symbol, timeframe): {data!r}")
-        return cls(data["source"], data["symbol"], data["timeframe"])
+        return cls(data["source"], data["symbol"], parse_timeframe(data["timeframe"]))
 
     def __str__(self) -> str:
         return self.provenance

@@ -1,6 +1,7 @@
 """Named data sources as the CLI and the window take them: ``demo``, ``csv:FILE``, ``cache``,
-``cache:NAME`` or an exchange id (its cached candles). Loading never substitutes one source
-for another: a source with no data is an error that says what to do."""
+``cache:NAME`` or an exchange id (its cached candles), read by ``parse_source`` alone.
+Loading never substitutes one source for another: a source with no data is an error that
+says what to do."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from ..errors import WorkstationError
 from ..paths import app_paths
@@ -18,42 +20,75 @@ from .candles import Candles
 from .csv_io import CsvFormatError, ImportCancelled, Progress, read_candles_csv
 from .demo import DEMO_SYMBOL, DemoMarket, demo_anchor
 from .series import DEMO_SOURCE, SeriesKey
-from .timeframes import Timeframe, parse_timeframe
+from .timeframes import Timeframe
+
+SOURCE_GRAMMAR = "demo, an exchange id, cache, cache:NAME or csv:FILE"
 
 
-def demo_seed(symbol: str, timeframe: str | Timeframe) -> int:
+@dataclass(frozen=True)
+class SourceSpec:
+    """A source as named: ``kind`` and its ``argument`` (the exchange id; the cached source's
+    name, "" for any (``cache``); the file's path; "" for the demo market)."""
+
+    kind: Literal["demo", "exchange", "cache", "file"]
+    argument: str = ""
+
+
+def parse_source(text: str) -> SourceSpec:
+    """The source ``text`` names (see the module docstring); a ``WorkstationError`` for text
+    that names none."""
+    spec = text.strip()
+    if not spec:
+        raise WorkstationError(f"no data source given: use {SOURCE_GRAMMAR}")
+    if spec == DEMO_SOURCE:
+        return SourceSpec("demo")
+    if spec == "cache":
+        return SourceSpec("cache")
+    if spec.startswith("csv:"):
+        return SourceSpec("file", _named(spec, "csv:", "FILE"))
+    if spec.startswith("cache:"):
+        return SourceSpec("cache", _named(spec, "cache:", "NAME"))
+    return SourceSpec("exchange", spec)
+
+
+def _named(spec: str, prefix: str, what: str) -> str:
+    """What follows ``prefix`` in ``spec``; an error when nothing does."""
+    if not spec[len(prefix):]:
+        raise WorkstationError(f"source {spec!r} names no {what}: use {prefix}{what}")
+    return spec[len(prefix):]
+
+
+def demo_seed(symbol: str, timeframe: Timeframe) -> int:
     """A stable seed per demo symbol and timeframe: each pair is its own reproducible market."""
-    name = f"{symbol.strip().upper()} {parse_timeframe(timeframe).name}"
+    name = f"{symbol.strip().upper()} {timeframe.name}"
     return zlib.crc32(name.encode())
 
 
-def demo_market(symbol: str | None, timeframe: str | Timeframe) -> DemoMarket:
-    """The demo market of ``symbol`` (default DEMO/USDT) on ``timeframe``, on the anchor kept
+def demo_market(symbol: str | None, tf: Timeframe) -> DemoMarket:
+    """The demo market of ``symbol`` (default DEMO/USDT) on ``tf``, on the anchor kept
     in the data dir (fixed at first use), so its candles are the same on every launch."""
-    tf = parse_timeframe(timeframe)
     symbol = (symbol or DEMO_SYMBOL).strip().upper()
     return DemoMarket(tf, anchor_ms=demo_anchor(app_paths().demo_anchor),
                       seed=demo_seed(symbol, tf), symbol=symbol)
 
 
-def load_series(spec: str, symbol: str | None, timeframe: str | Timeframe, *,
+def load_series(spec: str, symbol: str | None, tf: Timeframe, *,
                 max_candles: int | None = None, cache_path: Path | None = None
                 ) -> tuple[Candles, SeriesKey]:
     """Candles and their key for a source ``spec`` (see the module docstring)."""
-    tf = parse_timeframe(timeframe)
-    spec = spec.strip()
-    if spec == DEMO_SOURCE:
+    source = parse_source(spec)
+    if source.kind == "demo":
         market = demo_market(symbol, tf)
         return market.history(int(time.time() * 1000), max_candles), market.key
     if not symbol:
-        raise WorkstationError(f"--symbol is needed for source {spec!r}")
-    if spec.startswith("csv:"):
-        path = Path(spec[4:]).expanduser()
+        raise WorkstationError(f"--symbol is needed for source {spec.strip()!r}")
+    if source.kind == "file":
+        path = Path(source.argument).expanduser()
         candles = read_candles_csv(path, tf)
         key = SeriesKey(f"csv:{path.name}", symbol, tf)
     else:
         with CandleCache(cache_path or app_paths().candle_cache) as cache:
-            key = _cached_key(cache, spec, symbol, tf)
+            key = _cached_key(cache, source, symbol, tf)
             candles = cache.load(key)
         if not len(candles):
             raise WorkstationError(
@@ -78,32 +113,34 @@ def symbol_from_file_name(name: str) -> str | None:
     return f"{found.group(1)}/{found.group(2)}" if found else None
 
 
-def symbol_for(source: str, timeframe: str | Timeframe, *, remembered: str | None = None,
+def symbol_for(source: str, timeframe: Timeframe, *, remembered: str | None = None,
                cached: Sequence[SeriesKey] = (), imported: Sequence[str] = ()) -> str | None:
     """The symbol to open ``source`` with when none is given: the one last used with it
     (``remembered``), else the first of its cached symbols (``cached``: the cache's keys;
     those on ``timeframe`` first, ETH/USDT and BTC/USDT before the rest), else DEMO/USDT for
     the demo market, the symbol a file was imported under (``imported``) or its name says for
-    ``csv:FILE``, ETH/USDT for an exchange. None: nothing sensible (a cache with nothing)."""
-    spec = source.strip()
+    ``csv:FILE``, ETH/USDT for an exchange. None: nothing sensible (a cache with nothing, or
+    text that names no source)."""
     if remembered and remembered.strip():
         return remembered.strip().upper()
-    tf = parse_timeframe(timeframe)
-    if spec == DEMO_SOURCE:
+    try:
+        spec = parse_source(source)
+    except WorkstationError:
+        return None  # the text names no source: no symbol fits it
+    if spec.kind == "demo":
         return DEMO_SYMBOL
-    if spec.startswith("csv:"):
-        return imported[0] if imported else symbol_from_file_name(spec[4:])
-    if spec == "cache":
+    if spec.kind == "file":
+        return imported[0] if imported else symbol_from_file_name(spec.argument)
+    if spec.kind == "cache" and not spec.argument:
         mine = [k for k in cached if not k.is_demo]
     else:
-        name = spec[6:] if spec.startswith("cache:") else spec
-        mine = [k for k in cached if k.source == name.strip().lower()]
+        mine = [k for k in cached if k.source == spec.argument.strip().lower()]
     if mine:
         def rank(key: SeriesKey):
             known = EXCHANGE_SYMBOLS.index(key.symbol) if key.symbol in EXCHANGE_SYMBOLS else 9
-            return (key.timeframe != tf, known, key.symbol)
+            return (key.timeframe != timeframe, known, key.symbol)
         return min(mine, key=rank).symbol
-    return None if spec.startswith("cache") else EXCHANGE_SYMBOLS[0]
+    return None if spec.kind == "cache" else EXCHANGE_SYMBOLS[0]
 
 
 # -- candle files, imported into the cache once ------------------------------------------
@@ -117,12 +154,12 @@ class FileOpened:
     imported: bool
 
 
-def file_key(path: str | Path, symbol: str, timeframe: str | Timeframe) -> SeriesKey:
+def file_key(path: str | Path, symbol: str, timeframe: Timeframe) -> SeriesKey:
     """The series a candle file is: ``csv:NAME`` (its file name), the symbol, the timeframe."""
     return SeriesKey(f"csv:{Path(path).name}", symbol, timeframe)
 
 
-def open_candle_file(path: str | Path, symbol: str, timeframe: str | Timeframe, *,
+def open_candle_file(path: str | Path, symbol: str, tf: Timeframe, *,
                      cache_path: Path, progress: Progress | None = None,
                      stop: Callable[[], bool] | None = None) -> FileOpened:
     """The candles of a CSV file, through the candle cache: the first opening parses and
@@ -132,7 +169,6 @@ def open_candle_file(path: str | Path, symbol: str, timeframe: str | Timeframe, 
     what)`` hears how far an import is; ``stop()`` true between two steps cancels it
     (``ImportCancelled``), leaving the cache as it was."""
     path = Path(path).expanduser()
-    tf = parse_timeframe(timeframe)
     key = file_key(path, symbol, tf)
     try:
         stamp = FileStamp.of(path)
@@ -159,11 +195,10 @@ def open_candle_file(path: str | Path, symbol: str, timeframe: str | Timeframe, 
     return FileOpened(candles, key, imported=True)
 
 
-def _cached_key(cache: CandleCache, spec: str, symbol: str, tf: Timeframe) -> SeriesKey:
-    if spec.startswith("cache:"):
-        return SeriesKey(spec[6:], symbol, tf)
-    if spec != "cache":
-        return SeriesKey(spec, symbol, tf)
+def _cached_key(cache: CandleCache, source: SourceSpec, symbol: str, tf: Timeframe
+                ) -> SeriesKey:
+    if source.argument:  # an exchange id, or cache:NAME
+        return SeriesKey(source.argument, symbol, tf)
     wanted = SeriesKey("any", symbol, tf)
     matches = [s.key for s in cache.series()
                if (s.key.symbol, s.key.timeframe) == (wanted.symbol, tf) and not s.key.is_demo]

@@ -18,13 +18,13 @@ import numpy as np
 
 from ..errors import WorkstationError
 from .candles import Candles, CandleUpdate
-from .timeframes import ALL, Timeframe, parse_timeframe
+from .timeframes import ALL, Timeframe
 
 
-def common_base(timeframes: Iterable[str | Timeframe]) -> Timeframe:
+def common_base(timeframes: Iterable[Timeframe]) -> Timeframe:
     """The longest supported timeframe that every one of ``timeframes`` is a whole multiple
     of (``3m`` and ``5m``: ``1m``)."""
-    tfs = [parse_timeframe(tf) for tf in timeframes]
+    tfs = list(timeframes)
     if not tfs:
         raise WorkstationError("no timeframes given")
     return max(t for t in ALL if all(x.ms % t.ms == 0 for x in tfs))
@@ -42,11 +42,11 @@ class TimeframeStack:
     see the module docstring. After the base changes by one feed update (``apply``, or the
     owner's own ``base.apply`` followed by ``sync``), the derived forming candles follow."""
 
-    def __init__(self, base: Candles, timeframes: Iterable[str | Timeframe] = (),
-                 history: Mapping[str | Timeframe, Candles] | None = None):
+    def __init__(self, base: Candles, timeframes: Iterable[Timeframe] = (),
+                 history: Mapping[Timeframe, Candles] | None = None):
         self.base = base
-        self._history = {parse_timeframe(k): v for k, v in (history or {}).items()}
-        wanted = sorted({parse_timeframe(tf) for tf in timeframes} - {base.timeframe})
+        self._history = dict(history or {})
+        wanted = sorted(set(timeframes) - {base.timeframe})
         for tf in wanted:
             if tf.ms < base.timeframe.ms or tf.ms % base.timeframe.ms:
                 raise WorkstationError(f"{tf.name} candles cannot be made from "
@@ -62,9 +62,8 @@ class TimeframeStack:
         """The base's timeframe, then the derived ones, shortest first."""
         return (self.base.timeframe, *self._derived)
 
-    def candles(self, timeframe: str | Timeframe) -> Candles:
-        """The series of ``timeframe`` (the base itself for the base's)."""
-        tf = parse_timeframe(timeframe)
+    def candles(self, tf: Timeframe) -> Candles:
+        """The series of ``tf`` (the base itself for the base's)."""
         if tf == self.base.timeframe:
             return self.base
         try:

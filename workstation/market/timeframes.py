@@ -40,3 +40,4 @@ def parse_timeframe(value: str | Timeframe) -> Timeframe:
 
 
 ALL = tuple(parse_timeframe(name) for name in SUPPORTED)
+ONE_MINUTE = parse_timeframe("1m")  # the default of whatever takes a timeframe

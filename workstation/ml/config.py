@@ -12,7 +12,7 @@ import os
 from dataclasses import asdict, dataclass, replace
 
 from ..errors import WorkstationError
-from .features import N_FEATURES
+from .candle_columns import N_FEATURES
 from .settings import settings_from_dict
 from .targets import CLASSES
 

@@ -3,7 +3,7 @@
 Higher timeframe ``H`` over base candles of timeframe ``B`` (``H`` a whole multiple of ``B``),
 for the base candle ``t`` (open ``ts_t``, closed at ``ts_t + B``):
 
-- ``H:open_ret .. H:vol_regime``: the candle columns (``features.candle_features``) of the
+- ``H:open_ret .. H:vol_regime``: the candle columns (``candle_columns.candle_features``) of the
   last *closed* ``H`` candle as of ``t``'s close, the one that ended at or before
   ``ts_t + B``, computed on the ``H`` series resampled from the base candles;
 - ``H:forming_close|high|low``: the forming ``H`` candle (the bucket holding ``t``) as the
@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import WorkstationError
 from ..market.timeframes import Timeframe, parse_timeframe
 from ..timeparse import format_ms
+from .candle_columns import candle_features, volatility
 
 CLOSED_NAMES = ("open_ret", "high_ret", "low_ret", "close_ret", "range", "log_volume",
                 "vol_regime")  # the candle columns a context candle contributes
@@ -46,9 +47,15 @@ def parse_higher_timeframes(text: str | None) -> tuple[str, ...] | None:
     return tuple(part.strip() for part in text.replace(" ", ",").split(",") if part.strip())
 
 
+def higher_frames(spec) -> list[Timeframe]:
+    """The higher timeframes ``spec`` names (``higher_timeframes``: names, as settings keep
+    them), read in this one place."""
+    return [parse_timeframe(name) for name in spec.higher_timeframes]
+
+
 def check_context(spec) -> None:
     """Refuse context settings that are not ones (unknown or repeated timeframes, ...)."""
-    frames = [parse_timeframe(name) for name in spec.higher_timeframes]
+    frames = higher_frames(spec)
     if sorted(set(frames)) != frames:
         raise WorkstationError(f"higher timeframes must be distinct and rising, got "
                                f"{', '.join(spec.higher_timeframes)}")
@@ -56,11 +63,10 @@ def check_context(spec) -> None:
 
 def check_base(spec, timeframe: Timeframe) -> None:
     """Refuse higher timeframes that are not whole multiples above ``timeframe``."""
-    for name in spec.higher_timeframes:
-        higher = parse_timeframe(name)
+    for higher in higher_frames(spec):
         if higher.ms <= timeframe.ms or higher.ms % timeframe.ms:
-            raise WorkstationError(f"higher timeframe {name} is not a whole multiple above the "
-                                   f"series' {timeframe.name} candles")
+            raise WorkstationError(f"higher timeframe {higher.name} is not a whole multiple "
+                                   f"above the series' {timeframe.name} candles")
 
 
 def context_names(spec) -> tuple[str, ...]:
@@ -76,8 +82,7 @@ def context_features(candles, spec, reference=None) -> np.ndarray:
     """The context columns (``context_names(spec)``) of ``candles`` (closed candles)."""
     check_base(spec, candles.timeframe)
     parts = [np.zeros((len(candles), 0), dtype=np.float32)]
-    parts += [higher_timeframe_features(candles, parse_timeframe(name), spec)
-              for name in spec.higher_timeframes]
+    parts += [higher_timeframe_features(candles, higher, spec) for higher in higher_frames(spec)]
     if spec.reference:
         if reference is None:
             raise WorkstationError(f"these features use {spec.reference} as a reference asset, "
@@ -123,8 +128,6 @@ def _running_extremes(high: np.ndarray, low: np.ndarray, bucket: np.ndarray,
 
 def higher_timeframe_features(candles, higher: Timeframe, spec) -> np.ndarray:
     """The ``H:*`` columns of ``candles`` for ``higher``; see the module docstring."""
-    from .features import candle_features, volatility
-
     n = len(candles)
     out = np.zeros((n, len(CLOSED_NAMES) + len(FORMING_NAMES) + 1), dtype=np.float32)
     if n == 0:
@@ -158,8 +161,6 @@ def higher_timeframe_features(candles, higher: Timeframe, spec) -> np.ndarray:
 
 def reference_features(candles, reference, spec) -> np.ndarray:
     """The ``ref:*`` columns: ``reference``'s closed candles at each row's open time."""
-    from .features import candle_features
-
     if reference.timeframe != candles.timeframe:
         raise WorkstationError(f"the reference asset's candles are {reference.timeframe.name}, "
                                f"the series' {candles.timeframe.name}: they must be the same")
@@ -176,7 +177,7 @@ def reference_features(candles, reference, spec) -> np.ndarray:
 def reference_span(reference, candles, spec):
     """The closed candles of ``reference`` that the rows of ``candles`` use: up to the last
     row's time, from ``spec.warmup`` candles before the first row's."""
-    closed_rows = len(reference) - (0 if reference.last_closed else 1)
+    closed_rows = reference.n_closed
     if not len(candles) or closed_rows <= 0:
         return reference.slice(0, 0)
     ref_ts = reference.ts[:closed_rows]
@@ -188,7 +189,7 @@ def reference_span(reference, candles, spec):
 def reference_has(reference, ts: int) -> bool:
     """Whether ``reference`` holds a closed candle that opens at ``ts`` (a row at ``ts``
     reads it; without one, the row's reference columns are masked)."""
-    closed = len(reference) - (0 if reference.last_closed else 1)
+    closed = reference.n_closed
     i = int(np.searchsorted(reference.ts[:closed], int(ts)))
     return i < closed and int(reference.ts[i]) == int(ts)
 
@@ -198,8 +199,7 @@ def as_of(candles, ts: int, reference=None):
     up to and including the one that opens at ``ts`` (it must exist), none after."""
     ts = candles.timeframe.floor(int(ts))
     row = int(np.searchsorted(candles.ts, ts))
-    if row >= len(candles) or int(candles.ts[row]) != ts or (
-            row == len(candles) - 1 and not candles.last_closed):
+    if row >= candles.n_closed or int(candles.ts[row]) != ts:
         raise WorkstationError(f"the series has no closed candle that opens at {ts} "
                                f"({format_ms(ts)})")
     past = candles.slice(0, row + 1)
@@ -219,8 +219,8 @@ def window_start(ts: np.ndarray, n: int, spec, seq_len: int) -> int:
     start = max(0, first - spec.warmup)
     if n == 0:
         return 0
-    for name in spec.higher_timeframes:
-        span = parse_timeframe(name).ms
+    for higher in higher_frames(spec):
+        span = higher.ms
         need = spec.warmup + 1  # H candles before the first one used, and the dropped bucket
         earliest = int(ts[first]) - int(ts[first]) % span - span
         lo = int(np.searchsorted(ts[:n], earliest - need * span))
@@ -238,8 +238,8 @@ def window_candles(spec, timeframe: Timeframe, rows: int) -> int:
     """Candles a gapless window needs before and including its last ``rows`` for those rows
     to be exact (what ``window_start`` finds on real data): a live tail's length."""
     need = rows + spec.warmup
-    for name in spec.higher_timeframes:
-        span = parse_timeframe(name).ms // timeframe.ms
+    for higher in higher_frames(spec):
+        span = higher.ms // timeframe.ms
         need = max(need, rows + (spec.warmup + 3) * span)
     return need
 

@@ -7,7 +7,7 @@ same trades shuffled in time, which no rule on the candles explains, and expects
 - ``ma_cross_positions``: +1 (long) while the ``fast``-candle simple moving average of closes
   is above the ``slow``-candle one, -1 (short) while below; a tie keeps the position, and
   before the slow average exists it is 0 (flat). Value ``t`` depends on closes ``<= t``
-  only, each average on its own window only (``features.trailing_mean``). The model can
+  only, each average on its own window only (``candle_columns.trailing_mean``). The model can
   compute it from a window that holds the slow average: keep ``slow`` well inside
   ``seq_len`` (10/40 with 200-candle windows, 5/20 with 64).
 - ``ma_cross_marks``: those positions as trades, one per regime, each entered at the close of
@@ -36,7 +36,7 @@ from ..annotations.model import Direction, Trade
 from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.series import MarketKey
-from .features import trailing_mean
+from .candle_columns import trailing_mean
 
 CONTROL_TAG = "control"
 # Ids are uuid5 of a mark's content in this namespace: the same marks get the same ids.
@@ -62,7 +62,7 @@ def ma_cross_positions(close: np.ndarray, fast: int, slow: int) -> np.ndarray:
 
 
 def _closed(candles: Candles) -> Candles:
-    return candles if candles.last_closed else candles.slice(0, len(candles) - 1)
+    return candles if candles.last_closed else candles.slice(0, candles.n_closed)
 
 
 def _trade(candles: Candles, market: MarketKey, entry: int, exit_: int, sign: int,

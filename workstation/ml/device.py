@@ -1,24 +1,22 @@
-"""Compute devices: which to use, listing and warming them up, per-thread torch setup, and
-sampling their memory and utilisation.
+"""Compute devices: which to use, listing them, per-thread torch setup, and sampling their
+memory and utilisation (``warmup`` warms them up).
 
 Importing this module does not import torch (the window shows device gauges and a device
-picker before torch has loaded); each function that needs torch imports it. ``warm_up``
-imports torch and the training stack and takes one step on the default device, off the GUI
-thread: the first CUDA call stalls its thread for 30-200 ms and the first AdamW imports
-``torch._dynamo`` (about a second), which must not happen while a run starts.
+picker before torch has loaded); each function that needs torch imports it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import psutil
 
 from ..errors import WorkstationError
 from .config import CPU_THREADS
+from .events import MemoryStats
 
 if TYPE_CHECKING:
     import torch
@@ -112,56 +110,7 @@ def list_devices() -> list[DeviceChoice]:
     return out
 
 
-def training_step(device: torch.device) -> None:
-    """One optimizer step of a tiny model on ``device``, the way the trainer takes it."""
-    import torch
-
-    from .config import preset_config
-    from .model import TradingTransformer
-
-    prepare_thread(device)
-    model = TradingTransformer(preset_config("tiny", seq_len=16)).to(device)
-    fused = {"fused": True} if device.type == "cuda" else {"foreach": True}
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, **fused)
-    x = torch.randn(2, 16, model.config.n_features, device=device)
-    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda"):
-        out = model(x)
-    (out.candle_logits.float().square().mean() + out.return_mean.float().square().mean()
-     ).backward()
-    torch.nn.utils.clip_grad_norm_(list(model.parameters()), 1.0, foreach=True)
-    optimizer.step()
-    synchronize(device)
-
-
-def warm_up() -> list[DeviceChoice]:
-    """Import the training stack, list the devices and take a first step on the default one
-    (see the module docstring)."""
-    import torch
-
-    from . import checkpoints, online, trainer  # noqa: F401 - loaded here, off the GUI thread
-
-    devices = list_devices()
-    training_step(torch.device(devices[0].spec))
-    return devices
-
-
 # -- memory and utilisation ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class MemoryStats:
-    """Memory in MiB. On CUDA: allocated/reserved/peak by the torch allocator, total of the
-    GPU. On CPU: allocated is the process RSS, peak the process peak RSS, total the RAM;
-    there is no reserved pool (None)."""
-
-    device: str
-    allocated_mb: float
-    reserved_mb: float | None
-    peak_mb: float | None
-    total_mb: float
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
 def _peak_rss_bytes() -> int | None:
     if sys.platform == "win32":
         return getattr(psutil.Process().memory_info(), "peak_wset", None)

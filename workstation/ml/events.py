@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .device import MemoryStats
-
 
 @dataclass(frozen=True)
 class Event:
@@ -88,6 +86,22 @@ class SplitMetrics:
     def accuracy(self, head: str) -> float | None:
         score = self.heads.get(head)
         return score.accuracy if score is not None else None
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """Memory in MiB (``device.memory_stats`` samples it). On CUDA: allocated/reserved/peak by
+    the torch allocator, total of the GPU. On CPU: allocated is the process RSS, peak the
+    process peak RSS, total the RAM; there is no reserved pool (None)."""
+
+    device: str
+    allocated_mb: float
+    reserved_mb: float | None
+    peak_mb: float | None
+    total_mb: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ class CandleSnapshot:
 
     @classmethod
     def of(cls, candles: Candles, start: int = 0) -> CandleSnapshot:
-        n = len(candles) if candles.last_closed else len(candles) - 1
+        n = candles.n_closed
         start = min(max(0, int(start)), max(n, 0))
         return cls(tuple(col[start:n] for col in candles.columns()), candles.timeframe)
 
@@ -194,7 +194,7 @@ class LiveSession:
     def window_start(self, candles: Candles, generation: int) -> int:
         """The first candle to offer: ``history`` (plus a margin) before the newest candle of
         this generation the learner has seen, or before the newest closed one."""
-        n = len(candles) if candles.last_closed else len(candles) - 1
+        n = candles.n_closed
         at = n - 1
         seen = self.processed
         if seen is not None and seen[0] == generation:

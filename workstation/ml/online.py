@@ -201,10 +201,6 @@ class OnlineStep:
 
 
 # -- inference -------------------------------------------------------------------------------
-def _closed_count(candles) -> int:
-    return len(candles) if candles.last_closed else len(candles) - 1
-
-
 class Predictor:
     """An inference-only ``TradingTransformer`` and the settings its inputs are made with."""
 
@@ -231,7 +227,7 @@ class Predictor:
         ``n_closed - 1``), from a window of at most ``seq_len`` candles; ``reference``: the
         reference asset's candles when the features use one (only those up to that candle's
         open time count)."""
-        n = _closed_count(candles) if n_closed is None else int(n_closed)
+        n = candles.n_closed if n_closed is None else int(n_closed)
         if n < 1:
             raise WorkstationError("no closed candle to predict from")
         seq_len = self.config.seq_len
@@ -415,7 +411,7 @@ class OnlineLearner:
                                    f"needed with the series'")
         if not spec.reference:
             reference = None
-        n = _closed_count(candles)
+        n = candles.n_closed
         if n < 1:
             raise WorkstationError("the online learner needs at least one closed candle")
         ts = candles.ts[:n]

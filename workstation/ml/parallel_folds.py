@@ -1,7 +1,7 @@
 """Walk-forward folds trained in separate processes at once (``evaluate --workers N``).
 
 Each worker is a fresh (spawned) Python process that receives the evaluation's data once and
-trains the folds it is given with ``evaluation.run_fold``, exactly as the sequential
+trains the folds it is given with ``folds.run_fold``, exactly as the sequential
 evaluation does (same settings, seed and CPU threads per fold), so each fold's predictions,
 and so every score, are the same. The trainers' events come back through a queue and reach
 ``on_event`` in the calling thread; a fold's result is handed on in fold order. ``stop``
@@ -20,6 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 
 from .config import TradingTransformerConfig, TrainConfig
 from .dataset import TrainingData
+from .folds import run_fold
 
 _POLL_S = 0.1
 _worker: dict = {}  # in a worker process: the data, the event queue and the stop event
@@ -32,8 +33,6 @@ def _start_worker(data, events, stop) -> None:
 
 def _fold_in_worker(model_config, train_config, fold, folds: int, device: str,
                     provenance: str):
-    from .evaluation import run_fold
-
     events = _worker["events"]
     return run_fold(_worker["data"], model_config, train_config, fold, folds, device=device,
                     provenance=provenance, on_event=events.put, stop=_worker["stop"])

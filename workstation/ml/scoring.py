@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..display import NO_DATA, percent, points
 from .events import HeadScore, Transitions
 from .targets import CLASSES, MARKET_HEADS, MASKED
 
@@ -112,21 +113,17 @@ def score_head(head: str, truth: np.ndarray, predicted: np.ndarray,
         transitions=transitions(truth, predicted) if head == "position" else None)
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
-
-
 def describe(head: str, score: HeadScore | None) -> str:
     """One head's score in words, the same in the CLI and the window: its accuracy beside the
     best baseline, and with an interval the margin and the verdict; "—" without data."""
     if score is None or score.accuracy is None:
-        return f"{head} —"
+        return f"{head} {NO_DATA}"
     best = score.best_baseline
     if best is None:
-        return f"{head} {_pct(score.accuracy)} (no baseline)"
-    text = f"{head} {_pct(score.accuracy)} ({best} {_pct(score.best_baseline_accuracy)}"
+        return f"{head} {percent(score.accuracy)} (no baseline)"
+    text = f"{head} {percent(score.accuracy)} ({best} {percent(score.best_baseline_accuracy)}"
     if score.margin is not None and (score.interval is not None or len(score.baselines) > 1):
-        text += f", margin {score.margin * 100:+.2f} pp"  # 2 places: 0.49 is not 0.5
+        text += f", margin {points(score.margin)}"  # 2 places: 0.49 is not 0.5
         if score.interval is not None:
             low, high = score.interval
             text += f" [{low * 100:+.2f}, {high * 100:+.2f}]"

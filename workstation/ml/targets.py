@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..errors import WorkstationError
-from .features import trailing_mean
+from .candle_columns import trailing_mean
 from .settings import settings_from_dict
 
 CANDLE_CLASSES = ("down", "flat", "up")

@@ -62,7 +62,7 @@ from .events import (
     RunStarted,
     SplitMetrics,
 )
-from .history import RunHistory
+from .history.writer import RunHistory
 from .model import ModelOutput, TradingTransformer
 from .ownership import ModelClaim, claim
 from .scoring import day_blocks, score_head

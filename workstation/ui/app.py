@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import sys
+from typing import cast
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,8 @@ def qt_app():
     from .resources import app_icon
     from .theme import apply_theme
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    # the instance there is the app's (or a test's) QApplication
+    app = cast(QApplication, QApplication.instance() or QApplication(sys.argv[:1]))
     app.setApplicationName("Workstation")
     app.setApplicationVersion(__version__)
     app.setOrganizationName("Workstation")

@@ -9,7 +9,7 @@ switches (``kept``); it stays live on a feed of its own (``HeldSeries``, given c
 to copy) until chart 1 comes back to that symbol or the chart is linked again. The layout,
 each chart's timeframe, the active chart and the links persist in the window's settings.
 
-Keys (the "Charts" group of ``shortcuts``): Ctrl+1 .. Ctrl+4 bring the charts forward and
+Keys (the "Charts" group of the keymap): Ctrl+1 .. Ctrl+4 bring the charts forward and
 make that chart active (outlined; its chart keys act); Alt+1 .. Alt+4 pick the layout;
 ``[`` / ``]`` step the timeframe of the chart with the keyboard; Ctrl+Shift+Y / X / T
 switch the symbol, crosshair and time links; Ctrl+Shift+L puts the active chart into the
@@ -33,8 +33,8 @@ from ..market.series import SeriesKey
 from ..market.timeframe_stack import TimeframeStack
 from ..market.timeframes import ALL, Timeframe, parse_timeframe
 from ..viewmodel import LinkGroup
-from . import shortcuts
 from .chart.chart_widget import ChartWidget
+from .command_registry import create_command_actions
 from .focus import set_tab_order, window_areas
 from .held_series import HeldSeries
 from .live_data import LiveData
@@ -144,7 +144,7 @@ class ChartArea(QWidget):
         self._wire(0)
         for index in range(1, CHARTS):  # made now, so Tab walks them right after chart 1
             self._add_chart(index)
-        self.actions = shortcuts.create_actions(self.window(), {
+        self.command_actions = create_command_actions(self.window(), {
             "chart.focus": lambda: self.focus_chart(0),
             **{f"chart.focus_{n}": _call(self.focus_chart, n - 1) for n in (2, 3, 4)},
             **{f"chart.layout_{name}": _call(self.set_layout, name) for name in LAYOUTS},
@@ -154,7 +154,7 @@ class ChartArea(QWidget):
             "chart.link_active": self.toggle_active_link,
         }, Qt.ShortcutContext.WindowShortcut)
         for name in ("symbol", "crosshair", "time"):
-            action = self.actions[f"chart.link_{name}"]
+            action = self.command_actions[f"chart.link_{name}"]
             action.setCheckable(True)
             action.setChecked(getattr(self.group, name))
         layout = str(self._setting("charts/layout", "one"))
@@ -221,7 +221,7 @@ class ChartArea(QWidget):
         chart.setObjectName(f"chart{index + 1}")  # the palette names whose command it lists
         chart.hovered.connect(lambda ts: self.group.request_crosshair(chart.view_model, ts))
         chart.view.installEventFilter(self)
-        chart.actions_by_id.update(shortcuts.create_actions(chart, {  # keys while it has focus
+        chart.command_actions.update(create_command_actions(chart, {  # keys while it has focus
             "chart.timeframe_down": lambda: self.step_timeframe(-1, index),
             "chart.timeframe_up": lambda: self.step_timeframe(1, index),
         }))
@@ -259,7 +259,7 @@ class ChartArea(QWidget):
             self._grid.addWidget(self.frames[i], row, column)
             self.frames[i].show()
         for i, chart in enumerate(self.charts):  # the palette offers the charts shown
-            for action in chart.actions_by_id.values():
+            for action in chart.command_actions.values():
                 action.setVisible(i < len(cells))
         for r in range(2):
             self._grid.setRowStretch(r, 1 if any(c[0] == r for c in cells) else 0)
@@ -321,7 +321,7 @@ class ChartArea(QWidget):
         """Switch the ``symbol``, ``crosshair`` or ``time`` link."""
         on = not getattr(self.group, name)
         self.group.set_toggles(**{name: on})
-        self.actions[f"chart.link_{name}"].setChecked(on)
+        self.command_actions[f"chart.link_{name}"].setChecked(on)
         self._save()
         if name == "symbol" and on and self.kept:
             self.kept.clear()  # linked again: they show chart 1's symbol
@@ -367,6 +367,7 @@ class ChartArea(QWidget):
             else:
                 self._streamed.discard(key)
         if switched:
+            assert key is not None and old is not None  # switched says so
             following = set(map(id, self.group.request_symbol(self.primary.view_model,
                                                                 key.symbol)))
             for i, chart in enumerate(self.shown()):
@@ -474,6 +475,7 @@ class ChartArea(QWidget):
             chart.set_title_note(f"{key.symbol}: connecting" if held is not None
                                  else "another symbol: not live")
             return
+        assert held is not None  # the series is one of its
         if chart.candles is not series:
             # a new series: it takes the link group's lead's time (LinkGroup)
             chart.set_candles(series, SeriesKey(key.source, key.symbol, tf))

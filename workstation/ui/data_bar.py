@@ -12,7 +12,7 @@ import json
 from PySide6.QtCore import QSettings, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QToolBar, QWidget
 
-from ..market.timeframes import SUPPORTED
+from ..market.timeframes import SUPPORTED, parse_timeframe
 from .live_data import OPENED_STATES, LiveData
 
 SOURCES = ("demo", "binance", "bybit", "okx", "kraken", "coinbase", "cache")
@@ -62,8 +62,9 @@ class DataBar(QToolBar):
         self.open_button.clicked.connect(self.request_open)
         self.symbol.returnPressed.connect(self.request_open)
         self.source.textActivated.connect(self.source_chosen)
-        if self.source.lineEdit() is not None:  # after the box's own Enter (which fills in)
-            self.source.lineEdit().returnPressed.connect(self.request_open)
+        source_edit = self.source.lineEdit()
+        if source_edit is not None:  # after the box's own Enter (which fills in)
+            source_edit.returnPressed.connect(self.request_open)
 
     def attach(self, live: LiveData, settings: QSettings) -> None:
         """Follow ``live`` (what it opens shows here; the symbols it opened are remembered in
@@ -87,7 +88,7 @@ class DataBar(QToolBar):
         if self.live is None or source.strip() == self._source_shown:
             return  # the same source again: the symbol typed for it stays
         self._source_shown = source.strip()
-        symbol = self.live.symbol_for(source, self.timeframe.currentText())
+        symbol = self.live.symbol_for(source, parse_timeframe(self.timeframe.currentText()))
         if symbol:
             self.symbol.setText(symbol)
 

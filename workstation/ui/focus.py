@@ -24,7 +24,8 @@ def takes_tab(widget: QWidget) -> bool:
 
 def focus_chain(window: QWidget) -> list[QWidget]:
     """Every widget of ``window``'s focus chain, in order, starting after the window."""
-    out, widget = [], window.nextInFocusChain()
+    out: list[QWidget] = []
+    widget = window.nextInFocusChain()
     while widget is not window and widget is not None and len(out) < 100_000:
         out.append(widget)
         widget = widget.nextInFocusChain()
@@ -59,8 +60,9 @@ def window_areas(window: QMainWindow) -> list[QWidget]:
     areas: list[QWidget] = list(bars)
     for place in _DOCK_ORDER:
         if place is None:
-            if window.centralWidget() is not None:
-                areas.append(window.centralWidget())
+            central = window.centralWidget()
+            if central is not None:
+                areas.append(central)
             areas += [t for t in window.findChildren(QTabBar) if t.parentWidget() is window]
             continue
         areas += [d for d in docks if not d.isFloating() and window.dockWidgetArea(d) == place]

@@ -1,4 +1,4 @@
-"""Help: the ``?`` cheat sheet of every shortcut, the ``Ctrl+K`` command palette, About.
+"""Help: the ``?`` cheat sheet of every command's keys, the ``Ctrl+K`` command palette, About.
 
 The cheat sheet and the palette are overlays inside the main window (``overlay.Overlay``), so
 they take the keyboard with or without a window manager. Every palette entry names the area it
@@ -29,22 +29,13 @@ from PySide6.QtWidgets import (
 )
 
 from .. import __version__
-from . import shortcuts
+from .command_registry import cheat_sheet, find
 from .overlay import Overlay
 from .resources import app_icon
-from .shortcuts import Command
-
-HELP = "Help"
-shortcuts.register(
-    Command("help.shortcuts", "Keyboard shortcuts", ("?",), HELP,
-            "Show every shortcut (again, or Esc: close)"),
-    Command("help.palette", "Command palette…", ("Ctrl+K",), HELP,
-            "Find any command by name and run it"),
-)
 
 
 class CheatSheet(Overlay):
-    """Every registered command with its keys, grouped as the registry groups them; fitted
+    """Every command with its keys, grouped and ordered as the keymap declares them; fitted
     inside the window and scrolled (arrows, PgUp / PgDn) when it is taller than the room."""
 
     def __init__(self, parent: QWidget):
@@ -73,7 +64,7 @@ class CheatSheet(Overlay):
 
     def refresh(self) -> None:
         self.tree.clear()
-        for group, rows in shortcuts.cheat_sheet():
+        for group, rows in cheat_sheet():
             header = QTreeWidgetItem([group, ""])
             font = header.font(0)
             font.setBold(True)
@@ -83,12 +74,13 @@ class CheatSheet(Overlay):
             for keys, text in rows:
                 self.tree.addTopLevelItem(QTreeWidgetItem([keys, text]))
         self.tree.resizeColumnToContents(0)
-        if self.tree.topLevelItemCount():
-            self.tree.setCurrentItem(self.tree.topLevelItem(0))
+        first = self.tree.topLevelItem(0)
+        if first is not None:  # there are rows
+            self.tree.setCurrentItem(first)
 
     def rows(self) -> list[tuple[str, str]]:
-        return [(self.tree.topLevelItem(i).text(0), self.tree.topLevelItem(i).text(1))
-                for i in range(self.tree.topLevelItemCount())]
+        items = [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
+        return [(item.text(0), item.text(1)) for item in items if item is not None]
 
 
 def _plain(text: str) -> str:
@@ -103,8 +95,8 @@ def _is_plot_menu_action(action: QAction) -> bool:
 
 
 def _area(action: QAction, window: QWidget) -> str:
-    """What an action acts on: its registry group, else the menu that holds it."""
-    command = shortcuts.find(action.objectName())
+    """What an action acts on: its command's group, else the menu that holds it."""
+    command = find(action.objectName())
     if command is not None:
         return command.group
     for menu in window.findChildren(QMenu):
@@ -240,5 +232,5 @@ def show_about(parent: QWidget) -> None:
     box.setWindowTitle("About Workstation")
     box.setIconPixmap(app_icon().pixmap(64, 64))
     box.setText(about_text())
-    box.setTextFormat(Qt.RichText)
+    box.setTextFormat(Qt.TextFormat.RichText)
     box.exec()

@@ -32,9 +32,17 @@ from ..market.cache import CandleCache
 from ..market.candles import Candles, CandleUpdate
 from ..market.csv_io import ImportCancelled
 from ..market.replay import replay
-from ..market.series import DEMO_SOURCE, SeriesKey
-from ..market.sources import demo_market, file_key, load_series, open_candle_file, symbol_for
-from ..market.timeframes import Timeframe, parse_timeframe
+from ..market.series import SeriesKey
+from ..market.sources import (
+    SourceSpec,
+    demo_market,
+    file_key,
+    load_series,
+    open_candle_file,
+    parse_source,
+    symbol_for,
+)
+from ..market.timeframes import ONE_MINUTE, Timeframe, parse_timeframe
 from ..redact import redact
 
 log = logging.getLogger(__name__)
@@ -69,7 +77,7 @@ class LiveData(QObject):
         super().__init__(parent)
         self.cache_path = Path(cache_path)
         self.key: SeriesKey | None = None
-        self.candles = Candles("1m")
+        self.candles = Candles(ONE_MINUTE)
         self.state = "closed"
         self.detail = ""
         self.latency_ms: float | None = None
@@ -91,8 +99,11 @@ class LiveData(QObject):
     def streaming(self) -> bool:
         """Whether the source asked for streams new candles (the demo market or an exchange,
         not a file, the cache or a replay), whatever its state now."""
-        spec = self.spec or ""
-        return bool(spec) and not spec.startswith(("csv:", "cache")) and not self._replaying
+        try:
+            kind = parse_source(self.spec or "").kind
+        except WorkstationError:
+            return False  # it names no source
+        return kind in ("demo", "exchange") and not self._replaying
 
     @property
     def running(self) -> bool:
@@ -119,9 +130,8 @@ class LiveData(QObject):
 
     def _drop_forming(self) -> None:
         """A feed that stopped leaves closed candles only: its forming one will never close."""
-        n = len(self.candles)
-        if n and not self.candles.last_closed and self.key is not None:
-            self._reset(self.candles.slice(0, n - 1), self.key)
+        if len(self.candles) and not self.candles.last_closed and self.key is not None:
+            self._reset(self.candles.slice(0, self.candles.n_closed), self.key)
 
     def _apply(self, update: CandleUpdate) -> None:
         kind = self.candles.apply(update)
@@ -131,16 +141,20 @@ class LiveData(QObject):
             self.candle_closed.emit(len(self.candles) - 1)
 
     # -- opening sources -------------------------------------------------------------------
-    def symbol_for(self, source: str, timeframe: str | Timeframe) -> str | None:
+    def symbol_for(self, source: str, timeframe: Timeframe) -> str | None:
         """The symbol ``source`` opens with when none is given (see the module docstring)."""
         source = source.strip()
+        try:
+            spec: SourceSpec | None = parse_source(source)
+        except WorkstationError:
+            spec = None  # it names no source (yet): only a symbol remembered with it fits
         cached, imported = [], []
-        if source != DEMO_SOURCE and source not in self.remembered:
+        if spec is not None and spec.kind != "demo" and source not in self.remembered:
             try:
                 with CandleCache(self.cache_path) as cache:
                     cached = cache.keys()
-                    if source.startswith("csv:"):
-                        imported = cache.imported_symbols(source[4:])
+                    if spec.kind == "file":
+                        imported = cache.imported_symbols(spec.argument)
             except WorkstationError as exc:  # a damaged cache: its error shows on opening
                 log.warning("choosing a symbol for %s: %s", source, exc)
         return symbol_for(source, timeframe, remembered=self.remembered.get(source),
@@ -165,12 +179,17 @@ class LiveData(QObject):
         self.spec = source
         self.progress.emit(1.0, "")  # an import overtaken by this opening shows no more
         self.opening.emit(source, symbol or "", tf.name)
-        if source == DEMO_SOURCE:
+        try:
+            spec = parse_source(source)
+        except WorkstationError as exc:
+            self._fail(SeriesKey(source or "?", symbol or "?", tf), str(exc))
+            return
+        if spec.kind == "demo":
             self._start(self._run_demo(symbol, tf, speed))
-        elif source.startswith("csv:"):
-            await self._open_file(source[4:], symbol, tf)
-        elif source.startswith("cache"):
-            await self._open_cached(source, symbol, tf)
+        elif spec.kind == "file":
+            await self._open_file(spec.argument, symbol, tf)
+        elif spec.kind == "cache":
+            await self._open_cached(source, spec.argument, symbol, tf)
         elif not symbol:
             self._fail(SeriesKey(source, "?", tf), f"a symbol is needed for {source}")
         else:
@@ -225,8 +244,8 @@ class LiveData(QObject):
         self._set_state("static", f"{opened.key.provenance}: {len(opened.candles):,} candles "
                                   f"{how}")
 
-    async def _open_cached(self, source: str, symbol: str | None, tf: Timeframe) -> None:
-        name = source[6:] if source.startswith("cache:") else source
+    async def _open_cached(self, source: str, name: str, symbol: str | None, tf: Timeframe
+                           ) -> None:
         key = SeriesKey(name or "cache", symbol or "?", tf)
         generation = self._generation
         self._reset(Candles(tf), key)
@@ -249,11 +268,12 @@ class LiveData(QObject):
 
     def replay_from(self, index: int, speed: float) -> None:
         """Show the series up to ``index`` and play the rest as a live feed at ``speed``."""
-        rest = self.candles
+        rest, key = self.candles, self.key
+        assert key is not None  # the candles came with their key (the menu asks for 3 or more)
         index = max(1, min(int(index), len(rest) - 1))
         self._cancel()
         self._replaying = True  # before the reset: its listeners see a replay
-        self._reset(rest.slice(0, index), self.key)
+        self._reset(rest.slice(0, index), key)
         self._start(self._run_replay(rest, index, speed))
 
     def _start(self, coro) -> None:
@@ -297,9 +317,11 @@ class LiveData(QObject):
             self._apply(update)
 
     async def _run_replay(self, source: Candles, index: int, speed: float) -> None:
+        assert self.key is not None  # replay_from set it
         self._set_state("replay", f"{self.key.provenance} from candle {index} at {speed:g}x")
         async for update in replay(source, speed=speed, start=index, stop=self._stop):
             self._apply(update)
+        assert self.key is not None
         self._set_state("static", f"replay finished: {self.key.provenance}")
 
     async def _run_exchange(self, key: SeriesKey) -> None:

@@ -71,11 +71,11 @@ class LogDock(QDockWidget):
         self.view.setReadOnly(True)
         self.view.setMaximumBlockCount(_KEEP)
         self.view.setFont(QFont("monospace", 9))
-        self.view.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         layout.addWidget(self.view)
         self.setWidget(body)
         self.handler = QtLogHandler()
-        self.handler.bridge.record.connect(self.add_record, Qt.QueuedConnection)
+        self.handler.bridge.record.connect(self.add_record, Qt.ConnectionType.QueuedConnection)
         self.level.currentTextChanged.connect(self._refilter)
         self.filter.textChanged.connect(self._refilter)
 

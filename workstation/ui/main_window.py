@@ -1,6 +1,6 @@
 """The main window: chart in the centre (the training workspace in a tab beside it, or in a
 window of its own), annotation list and log docks, data bar, status bar, and the menus built
-from the one shortcut registry."""
+from the command actions of the keymap's commands."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import asyncio
 import logging
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent
+from PySide6.QtGui import QActionGroup, QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -27,6 +28,7 @@ from ..errors import WorkstationError
 from ..paths import AppPaths
 from .chart.chart_widget import ChartWidget
 from .chart_area import ChartArea
+from .command_registry import create_command_actions
 from .data_bar import DataBar
 from .focus import keep_tab_order
 from .live_data import LiveData
@@ -49,12 +51,15 @@ class MainWindow(QMainWindow):
     def __init__(self, paths: AppPaths):
         super().__init__()
         self.paths = paths
-        self.settings = QSettings(str(paths.config_dir / "workstation.ini"), QSettings.IniFormat)
+        self.settings = QSettings(str(paths.config_dir / "workstation.ini"),
+                                  QSettings.Format.IniFormat)
         # the theme first: each widget is then styled once, as it is made
-        apply_theme(QApplication.instance(), self.settings.value("view/theme", "dark"))
+        apply_theme(cast(QApplication, QApplication.instance()),
+                    cast(str, self.settings.value("view/theme", "dark")))
         self.setWindowTitle(f"Workstation {__version__}")
         self.setObjectName("mainWindow")
-        self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
+                            | QMainWindow.DockOption.AllowTabbedDocks)
         self._shut_down = False
         self._opening: asyncio.Future | None = None  # the source being opened
 
@@ -75,12 +80,12 @@ class MainWindow(QMainWindow):
         self.centre_tabs.addTab(centre, "Chart")
         self.setCentralWidget(self.centre_tabs)
         self.data_bar = DataBar(self)
-        self.addToolBar(Qt.TopToolBarArea, self.data_bar)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.data_bar)
         self.data_bar.attach(self.live, self.settings)  # fills in symbols, remembers them
         self.status = StatusPanel(self.statusBar(), self.live)
         self.log_dock = LogDock(self)
         self.log_dock.attach()
-        self.addDockWidget(Qt.BottomDockWidgetArea, self.log_dock)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log_dock)
 
         from .annotations.dock import AnnotationLayer
         from .linked_annotations import LinkedAnnotations
@@ -95,7 +100,7 @@ class MainWindow(QMainWindow):
         self.chart_area.series_changed.connect(self._annotation_target)
         self.annotations.selected_changed.connect(self._annotation_selected)
         self._annotation_target()
-        self.addDockWidget(Qt.RightDockWidgetArea, self.annotations.dock)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.annotations.dock)
         self.training = TrainingPanel(paths, self.live, self.chart, self)
         self.training_workspace = TrainingWorkspace(self, self.centre_tabs, self.training,
                                                     self.settings)
@@ -198,7 +203,7 @@ class MainWindow(QMainWindow):
         from ..market.csv_io import write_candles_csv
 
         candles, key = self.live.candles, self.live.key
-        closed = len(candles) if candles.last_closed else len(candles) - 1
+        closed = candles.n_closed
         if key is None or closed <= 0:
             self.statusBar().showMessage("no closed candles on screen to export", 10_000)
             return None
@@ -226,55 +231,50 @@ class MainWindow(QMainWindow):
             self.live.replay_from(self.chart.cursor_index, speed)
 
     # -- menus -----------------------------------------------------------------------------
-    def _action(self, text: str, slot, *, shortcut: str | None = None, icon_name: str | None = None,
-                tip: str | None = None) -> QAction:
-        action = QAction(text, self)
-        if shortcut:
-            action.setShortcut(shortcut)
-        if icon_name:
-            action.setIcon(icon(icon_name))
-        action.setToolTip(f"{tip or text} ({shortcut})" if shortcut else (tip or text))
-        action.triggered.connect(slot)
-        return action
-
     def _build_menus(self) -> None:
-        from . import shortcuts
         from .help import CheatSheet, CommandPalette, show_about
 
+        window_actions = create_command_actions(self, {
+            "file.import_candles": self.import_csv, "file.export_candles": self.export_candles,
+            "file.replay_from_cursor": self.replay_from_cursor, "file.quit": self.close,
+            **{f"view.theme_{name}": partial(self.set_theme, name) for name in THEMES},
+            "help.about": partial(show_about, self)}, Qt.ShortcutContext.WindowShortcut)
+        for command_id, icon_name in (("file.import_candles", "import"),
+                                      ("file.export_candles", "export"),
+                                      ("file.quit", "quit"), ("help.about", "about")):
+            window_actions[command_id].setIcon(icon(icon_name))
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        file_menu.addAction(self._action("Import candles…", self.import_csv, icon_name="import",
-                                         shortcut="Ctrl+O"))
-        file_menu.addAction(self._action("Export candles…", self.export_candles,
-                                         icon_name="export"))
-        file_menu.addAction(self._action("Replay from cursor…", self.replay_from_cursor))
+        for command_id in ("file.import_candles", "file.export_candles",
+                           "file.replay_from_cursor"):
+            file_menu.addAction(window_actions[command_id])
         file_menu.addSeparator()
         for action in self.annotations.file_actions():
             file_menu.addAction(action)
         file_menu.addSeparator()
-        file_menu.addAction(self._action("Quit", self.close, shortcut="Ctrl+Q", icon_name="quit"))
+        file_menu.addAction(window_actions["file.quit"])
 
         view = bar.addMenu("&View")
-        for action in self.chart.actions_by_id.values():
+        for action in self.chart.command_actions.values():
             view.addAction(action)
         view.addSeparator()
-        for action in self.chart_area.actions.values():
+        for action in self.chart_area.command_actions.values():
             view.addAction(action)
         view.addSeparator()
         themes = QActionGroup(self)
         self.theme_actions = {}
         for name in THEMES:
-            action = QAction(f"{name.title()} theme", self, checkable=True)
-            action.triggered.connect(partial(self.set_theme, name))
+            action = window_actions[f"view.theme_{name}"]
+            action.setCheckable(True)
             themes.addAction(action)
             view.addAction(action)
             self.theme_actions[name] = action
         view.addSeparator()
         for dock in (self.annotations.dock, self.log_dock):
             view.addAction(dock.toggleViewAction())
-        for action in self.training_workspace.actions.values():
+        for action in self.training_workspace.command_actions.values():
             view.addAction(action)
-        for action in self.backtest.actions.values():
+        for action in self.backtest.command_actions.values():
             view.addAction(action)
         view.addAction(self.data_bar.toggleViewAction())
 
@@ -289,22 +289,22 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         self.cheat_sheet = CheatSheet(self)
         self.command_palette = CommandPalette(self)
-        help_actions = shortcuts.create_actions(
+        help_actions = create_command_actions(
             self, {"help.shortcuts": self.cheat_sheet.toggle,
                    "help.palette": self.command_palette.open_palette},
-            Qt.WindowShortcut)
+            Qt.ShortcutContext.WindowShortcut)
         for action in help_actions.values():
             help_menu.addAction(action)
-        focus = [a for i, a in self.chart_area.actions.items() if i.startswith("chart.focus")]
+        focus = [a for i, a in self.chart_area.command_actions.items()
+                 if i.startswith("chart.focus")]
         shared = [*focus, *help_actions.values(),
-                  *(a for i, a in self.backtest.actions.items() if i != "backtest.run")]
+                  *(a for i, a in self.backtest.command_actions.items() if i != "backtest.run")]
         self.training_workspace.share(
             shared, lambda: self.chart_area.focus_chart(self.chart_area.active))
-        help_menu.addAction(self._action("About Workstation", partial(show_about, self),
-                                         icon_name="about"))
+        help_menu.addAction(window_actions["help.about"])
 
     def set_theme(self, name: str) -> None:
-        applied = apply_theme(QApplication.instance(), name)
+        applied = apply_theme(cast(QApplication, QApplication.instance()), name)
         self.chart_area.set_colors(CHART_COLORS[applied])
         self.theme_actions[applied].setChecked(True)
         self.settings.setValue("view/theme", applied)
@@ -318,9 +318,9 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
         else:  # first launch: the chart gets most of the room
-            self.resizeDocks([self.annotations.dock], [340], Qt.Horizontal)
-            self.resizeDocks([self.log_dock], [130], Qt.Vertical)
-        self.set_theme(self.settings.value("view/theme", "dark"))
+            self.resizeDocks([self.annotations.dock], [340], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.log_dock], [130], Qt.Orientation.Vertical)
+        self.set_theme(cast(str, self.settings.value("view/theme", "dark")))
 
     def _save(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())

@@ -53,7 +53,7 @@ class Overlay(QFrame):
         self.hide()
         window.installEventFilter(self)
         app = QApplication.instance()
-        if app is not None:
+        if isinstance(app, QApplication):  # a widget's application always is one
             app.focusChanged.connect(self._focus_changed)
 
     # -- opening and closing ---------------------------------------------------------------

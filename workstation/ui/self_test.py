@@ -11,6 +11,7 @@ import shutil
 import sys
 import tempfile
 import time
+from typing import cast
 
 TIMEOUT_S = 180.0
 
@@ -74,7 +75,7 @@ def _check_resources() -> None:
 
     from .resources import RESOURCES, app_icon, icon
 
-    if not QApplication.instance().styleSheet():
+    if not cast(QApplication, QApplication.instance()).styleSheet():
         raise SelfTestFailure(f"no style sheet applied from {RESOURCES}")
     for name, svg in (("app.svg", app_icon()), ("icons/start.svg", icon("start"))):
         if svg.pixmap(32, 32).isNull():

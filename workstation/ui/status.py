@@ -7,22 +7,13 @@ import time
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
+from .. import display
 from .live_data import LiveData
 
 _STATE_COLORS = {"live": "#26a69a", "replay": "#42a5f5", "static": "#b2b5be",
                  "connecting": "#f5a623", "reconnecting": "#f5a623", "polling": "#f5a623",
                  "loading": "#f5a623", "offline": "#ef5350", "failed": "#ef5350",
                  "closed": "#5d606b"}
-
-
-def format_age(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 class StatusPanel:
@@ -32,9 +23,9 @@ class StatusPanel:
         self.live = live
         self.provenance = QLabel("no data")
         self.connection = QLabel("closed")
-        self.latency = QLabel("latency —")
-        self.age = QLabel("last update —")
-        self.device = QLabel("device —")
+        self.latency = QLabel(f"latency {display.NO_DATA}")
+        self.age = QLabel(f"last update {display.NO_DATA}")
+        self.device = QLabel(f"device {display.NO_DATA}")
         for widget, tip in ((self.provenance, "Where the candles on screen come from"),
                             (self.connection, "Feed state"),
                             (self.latency, "Last exchange round trip"),
@@ -69,10 +60,9 @@ class StatusPanel:
 
     def refresh(self) -> None:
         live = self.live
-        self.latency.setText("latency —" if live.latency_ms is None
-                             else f"latency {live.latency_ms:.0f} ms")
+        self.latency.setText(f"latency {display.number(live.latency_ms, '.0f', ' ms')}")
         age = None if live.last_update_wall is None else time.monotonic() - live.last_update_wall
-        self.age.setText(f"last update {format_age(age)}")
+        self.age.setText(f"last update {display.age(age)}")
 
     def show_progress(self, done: float, what: str) -> None:
         """A file import's progress; 1.0 (done) hides the bar."""

@@ -1,10 +1,11 @@
 """``AnnotationLayer``: the trader's annotations in the window, and the dock that lists them.
 
-It joins the store (``paths.annotations_db``), the chart and the tools: the keys of
-``tools.COMMANDS`` (actions on the chart, so they fire while the chart has focus; undo and
-redo on the whole window) call ``annotations.editing.AnnotationTools``, which turns the cursor
-candle into trades and regions by the core's rules; every change goes through an undoable
-command into the store, and the store's change notice updates the chart and the list one
+It joins the store (``paths.annotations_db``), the chart and the tools: the keys of the
+keymap's ``annotate.*`` commands (actions on the chart, so they fire while the chart has focus;
+undo and redo on the whole window) call ``annotations.editing.AnnotationTools``, which turns
+the cursor candle into trades and regions by the core's rules; every change goes into the
+store as an undoable change (``undoable_changes``), and the store's change notice updates the
+chart and the list one
 annotation at a time. It shows the annotations of the target series and reloads them when the
 series is reset; trades of the market held at the same time (``annotations.overlap``, e.g.
 from an old file) are marked in the list.
@@ -29,7 +30,9 @@ on is remembered.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
@@ -59,10 +62,9 @@ from ...market.series import MarketKey, SeriesKey
 from ...paths import AppPaths
 from ...timeparse import format_minute
 from ..chart.chart_widget import ChartWidget
+from ..command_registry import create_command_actions
 from ..live_data import LiveData
 from ..resources import icon
-from ..shortcuts import create_actions
-from .commands import AddAnnotation, DeleteAnnotation, EditAnnotation, describe
 from .drawing import AnnotationGraphics, PreviewOverlays
 from .labels import TrainerLabels
 from .list_model import (
@@ -76,7 +78,8 @@ from .list_model import (
     AnnotationTableModel,
 )
 from .notes import NotesEditor
-from .tools import REGION_KEYS
+from .tools import REGION_LABELS
+from .undoable_changes import AddAnnotation, DeleteAnnotation, EditAnnotation, describe
 
 log = logging.getLogger(__name__)
 BULK_CHANGE = 200  # a store change with more annotations than this reloads the list at once
@@ -226,7 +229,7 @@ class AnnotationLayer(QObject):
         self.last_message = ""
         self.closed = False
         self.notes_editor = NotesEditor(parent)
-        self.command_actions = self._create_actions()
+        self.command_actions = self._create_command_actions()
         self._unsubscribe = self.store.subscribe(self._store_changed)
         live.candles_changed.connect(self._candles_changed, Qt.ConnectionType.QueuedConnection)
         self.attach(chart)
@@ -236,21 +239,21 @@ class AnnotationLayer(QObject):
             self.reload()
 
     # -- actions ---------------------------------------------------------------------------
-    def _create_actions(self) -> dict[str, QAction]:
-        on_chart = create_actions(self.chart, {
+    def _create_command_actions(self) -> dict[str, QAction]:
+        on_chart = create_command_actions(self.chart, {
             "annotate.long": lambda: self.open_entry(Direction.LONG),
             "annotate.short": lambda: self.open_entry(Direction.SHORT),
             "annotate.close": self.close_entry,
             "annotate.cancel": self.cancel,
             "annotate.mark": self.set_mark,
-            **{command_id: self._labeller(label) for command_id, label in REGION_KEYS.items()},
+            **{command_id: self._labeller(label) for command_id, label in REGION_LABELS.items()},
             "annotate.delete": self.delete_at_cursor,
             "annotate.next": lambda: self.jump(1),
             "annotate.previous": lambda: self.jump(-1),
             "annotate.notes": self.edit_notes,
             "annotate.show_labels": self._show_labels_toggled,
         })
-        on_window = create_actions(self.window, {
+        on_window = create_command_actions(self.window, {
             "annotate.undo": self.undo_stack.undo,
             "annotate.redo": self.undo_stack.redo,
             "annotate.click_mode": self._click_mode_toggled,
@@ -268,10 +271,10 @@ class AnnotationLayer(QObject):
             lambda text: redo.setText(f"Redo {text}" if text else "Redo"))
         click = on_window["annotate.click_mode"]
         click.setCheckable(True)
-        click.setChecked(self.settings.value("annotate/click_mode", False, type=bool))
+        click.setChecked(cast(bool, self.settings.value("annotate/click_mode", False, type=bool)))
         show = on_chart["annotate.show_labels"]
         show.setCheckable(True)
-        show.setChecked(self.settings.value("annotate/show_labels", False, type=bool))
+        show.setChecked(cast(bool, self.settings.value("annotate/show_labels", False, type=bool)))
         self.labels.show_targets = show.isChecked()
         actions = {**on_chart, **on_window}
         for command_id, name in _ICONS.items():
@@ -510,6 +513,7 @@ class AnnotationLayer(QObject):
     def close_entry(self) -> None:
         if not self._ready():
             return
+        assert self.series is not None  # _ready checked
         try:
             trade = self.tools.close(self.target.candles, self.target.cursor_index,
                                      *self.series, self._trades())
@@ -524,8 +528,8 @@ class AnnotationLayer(QObject):
     def cancel(self) -> None:
         what = self.tools.cancel()
         self._show_preview()
-        self._say({"entry": "Entry cancelled", "mark": "Mark removed"}.get(
-            what, "Nothing to cancel"))
+        said: dict[str | None, str] = {"entry": "Entry cancelled", "mark": "Mark removed"}
+        self._say(said.get(what, "Nothing to cancel"))
 
     def set_mark(self) -> None:
         if not self._ready():
@@ -538,6 +542,7 @@ class AnnotationLayer(QObject):
     def label_range(self, label: RegionLabel) -> None:
         if not self._ready():
             return
+        assert self.series is not None  # _ready checked
         try:
             region = self.tools.label(label, self.target.candles, self.target.cursor_index,
                                       *self.series)
@@ -554,6 +559,7 @@ class AnnotationLayer(QObject):
             return
         if not self.click_mode or not self._ready():
             return
+        assert self.series is not None  # _ready checked
         try:
             result = self.tools.click(self.target.candles, index, *self.series, self._trades())
         except ToolRefused as exc:
@@ -581,7 +587,8 @@ class AnnotationLayer(QObject):
             return None
         if self.selected is not None and any(a.id == self.selected.id for a in hits):
             return self.annotations[self.selected.id]
-        return min(hits, key=lambda a: (a.span[1] - a.span[0], -a.updated_at))
+        # (an annotation's updated_at is always set once it is made)
+        return min(hits, key=lambda a: (a.span[1] - a.span[0], -cast(int, a.updated_at)))
 
     def _none_at_cursor(self, what: str) -> None:
         """Say that the cursor candle has no annotation of this chart's timeframe ``what`` could
@@ -589,6 +596,7 @@ class AnnotationLayer(QObject):
         c, index = self.target.candles, self.target.cursor_index
         others: list[str] = []
         if c is not None and 0 <= index < len(c) and self.market is not None:
+            assert self.series is not None  # the market is the series'
             t0 = int(c.ts[index])
             t1 = t0 + c.timeframe.ms
             others = sorted({a.timeframe for a in self.store.list(market=self.market)
@@ -699,6 +707,7 @@ class AnnotationLayer(QObject):
         columns gets the chart's) and merge it into the store: all of it, or nothing when any
         record is bad or would overlap a trade, which a message box names."""
         path = Path(path)
+        found: Sequence[Annotation]
         try:
             if annotation_io.file_format(path) == "json":
                 found = annotation_io.read_json(path)

@@ -37,6 +37,8 @@ chart-annotations``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -47,6 +49,7 @@ from ...annotations.editing import AnnotationTools
 from ...annotations.model import Annotation, Direction, Point, Region, RegionLabel, Trade
 from ...annotations.targets import DEFAULT_REVIEW_MARGIN
 from ...market.candles import Candles
+from ...viewmodel import TimeMap
 from ..chart.axis import axis_font
 from ..chart.candle_item import RectBatch, device_scale
 from ..chart.overlays import MARKER_SIZE, marker_sprite
@@ -177,29 +180,10 @@ def _point_columns(points: list[Point]) -> list[list]:
             [p.notes.splitlines()[0][:40] if p.notes else "" for p in points]]
 
 
-_COLUMNS = {Trade: ("trades", _trade_columns), Region: ("regions", _region_columns),
-            Point: ("points", _point_columns)}
-
-
-def candle_x(candles: Candles, ts: np.ndarray) -> np.ndarray:
-    """The chart's x (candle index, fractional inside a candle) of epoch-ms times; inside a
-    gap a time stays at the edge of the candle before it, and before or after the series it
-    is extrapolated on the timeframe grid."""
-    cts = candles.ts
-    tf = candles.timeframe.ms
-    ts = np.asarray(ts, dtype=np.int64)
-    idx = np.searchsorted(cts, ts, side="right") - 1
-    before = idx < 0
-    idx = np.maximum(idx, 0)
-    x = idx + (ts - cts[idx]) / tf
-    return np.where(~before & (idx < len(cts) - 1), np.minimum(x, idx + 1.0), x)
-
-
-def candle_ts(candles: Candles, x: float) -> int:
-    """The epoch-ms time at chart x (the inverse of ``candle_x`` outside gaps)."""
-    n = len(candles)
-    i = min(max(int(math.floor(x)), 0), n - 1)
-    return int(candles.ts[i] + (x - i) * candles.timeframe.ms)
+# each annotation class: its table's attribute, and its columns (of annotations of that class)
+_COLUMNS: dict[type, tuple[str, Callable[[list[Any]], list[list]]]] = {
+    Trade: ("trades", _trade_columns), Region: ("regions", _region_columns),
+    Point: ("points", _point_columns)}
 
 
 class _PaneItem(pg.GraphicsObject):
@@ -244,8 +228,9 @@ class _Frame:
         self.candles = candles
         self.xs = xs  # xs(table, column) -> the chart x of every row's time
         self.cache: dict[str, tuple] = {}
-        self.t_lo = candle_ts(candles, exposed.left() - 1)
-        self.t_hi = candle_ts(candles, exposed.right() + 1)
+        time_map = TimeMap.of(candles)  # a candle's open time at its centre: centre_x
+        self.t_lo = time_map.ts_of(exposed.left() - 1.5)
+        self.t_hi = time_map.ts_of(exposed.right() + 0.5)
         self.sx, self.dx, self.sy, self.dy = scale
         self.top, self.bottom = sorted((self.sy * bounds.top() + self.dy,
                                         self.sy * bounds.bottom() + self.dy))
@@ -462,7 +447,7 @@ class AnnotationGraphics:
         stamp = (id(c), len(c), int(c.ts[0]), int(c.ts[-1]), table.version)
         cached = self._x_cache.get(key)
         if cached is None or cached[0] != stamp:
-            cached = (stamp, candle_x(c, table.col(column)))
+            cached = (stamp, TimeMap.of(c).centre_x(table.col(column)))
             self._x_cache[key] = cached
         return cached[1]
 
@@ -503,7 +488,7 @@ class AnnotationGraphics:
             p.setBrush(style.shades[code])
             self._rects.draw(p, left[sel], f.top, width[sel], f.bottom - f.top)
         if self.selected is not None:
-            x0, x1 = candle_x(f.candles, np.array(self.selected.span))
+            x0, x1 = TimeMap.of(f.candles).centre_x(np.array(self.selected.span))
             left, width = f.band(x0, x1)
             p.setBrush(style.selection)
             self._rects.draw(p, left, f.top, width, f.bottom - f.top)
@@ -585,11 +570,11 @@ class AnnotationGraphics:
             # packed: longs in the upper half of the trades' lane, shorts in the lower half
             left = np.minimum(xe, xx) - 0.5
             width = np.maximum(np.abs(xx - xe), 1.0)
-            half = STRIP_PX // 2
-            for is_long, color, offset in ((True, style.up, 0), (False, style.down, half)):
+            half_lane = STRIP_PX // 2
+            for is_long, color, offset in ((True, style.up, 0), (False, style.down, half_lane)):
                 sel = long == is_long
                 if sel.any():
-                    lanes.add(TRADE_LANE, color, left[sel], width[sel], offset, half)
+                    lanes.add(TRADE_LANE, color, left[sel], width[sel], offset, half_lane)
             return
         ye = f.y_px(t.col("entry_price")[idx])
         yx = f.y_px(t.col("exit_price")[idx])

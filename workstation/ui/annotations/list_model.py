@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable
+from typing import cast
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -281,7 +282,7 @@ class AnnotationFilter(QSortFilterProxyModel):
 
     def totals(self) -> Totals:
         """Totals of the rows shown."""
-        source = self.sourceModel()
+        source = cast(AnnotationTableModel, self.sourceModel())  # the only source it is given
         if not self.is_filtering():
             return Totals.of_pnls(len(source.pnls), source.pnls)
         rows = self.source_rows()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal, Slot
@@ -47,24 +48,17 @@ from ...backtest.report import (
 )
 from ...backtest.request import ANNOTATIONS, RUN_PREFIX, BacktestRequest, run_request
 from ...errors import WorkstationError
-from ..shortcuts import Command, create_actions, register
+from ..command_registry import create_command_actions
 from ..training.worker import ProgressRelay, TaskFailed, TaskWorker, WorkerThread
+
+if TYPE_CHECKING:
+    from ...market.candles import Candles
 
 log = logging.getLogger(__name__)
 
 GROUP = "backtest"  # the chart overlays of the trades
 MAX_TRADES_DRAWN = 2000
 _WIN, _LOSS = "#26a69a", "#ef5350"
-
-COMMANDS = (
-    Command("view.backtest", "Chart / backtest", ("F9",), "View",
-            "Switch between the chart and the Backtest view"),
-    Command("backtest.run", "Run / stop the backtest", ("Ctrl+Return", "Ctrl+Enter"),
-            "Backtest", "Backtest the chosen signals after costs, beside buy & hold"),
-    Command("backtest.clear", "Clear the backtest's trades from the chart", ("Shift+B",),
-            "Backtest", "Remove the backtest's entry and exit marks from the chart"),
-)
-register(*COMMANDS)
 
 
 class _Stopped:
@@ -91,15 +85,15 @@ class BacktestView(QWidget):
         self.show_chart = show_chart
         self.results: list[BacktestResult] = []
         self.request: BacktestRequest | None = None
-        self._candles = None
+        self._candles: Candles | None = None  # those of the last run
         self._runners: list[WorkerThread] = []  # kept until their threads have ended
         self._running = False  # a backtest asked for whose result has not come yet
         self._stop = threading.Event()
         self.relay = ProgressRelay(self)
         self.relay.delivered.connect(self._delivered)
         self._build()
-        self.actions = create_actions(self, {"backtest.run": self.toggle_run},
-                                      Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.command_actions = create_command_actions(
+            self, {"backtest.run": self.toggle_run}, Qt.ShortcutContext.WidgetWithChildrenShortcut)
 
     # -- building ---------------------------------------------------------------------------
     def _build(self) -> None:
@@ -114,15 +108,15 @@ class BacktestView(QWidget):
         self.fee = self._spin(-1.0, 1000.0, -1.0, 1.0, 1, "Fee per side in bps")
         self.fee.setSpecialValueText("the exchange's (else 10 bps)")
         self.slippage = self._spin(0.0, 1000.0, 1.0, 0.5, 1, "Slippage per side in bps")
-        self.size = self._spin(0.01, 1.0, 1.0, 0.05, 2,
-                               "Fraction of equity each trade takes (fees included)")
+        self.trade_size = self._spin(0.01, 1.0, 1.0, 0.05, 2,
+                                     "Fraction of equity each trade takes (fees included)")
         self.fill = QComboBox()
         self.fill.addItem("next candle's open", NEXT_OPEN)
         self.fill.addItem("same candle's close (optimistic)", SAME_CLOSE)
         self.in_sample = QCheckBox("allow its training span (IN-SAMPLE)")
         for label, widget in (("Signals", self.signals), ("Head", self.head),
                               ("Confidence ≥", self.threshold), ("Fee, bps", self.fee),
-                              ("Slippage, bps", self.slippage), ("Size", self.size),
+                              ("Slippage, bps", self.slippage), ("Size", self.trade_size),
                               ("Fills", self.fill), ("", self.in_sample)):
             form.addRow(label, widget)
         self.run_button = QPushButton("Run backtest")
@@ -228,7 +222,7 @@ class BacktestView(QWidget):
             signals=str(self.signals.currentData() or ANNOTATIONS),
             head=str(self.head.currentData()), thresholds=(round(self.threshold.value(), 4),),
             fee_bps=None if fee < 0 else fee, slippage_bps=self.slippage.value(),
-            size=self.size.value(), fill=str(self.fill.currentData()),
+            size=self.trade_size.value(), fill=str(self.fill.currentData()),
             in_sample=self.in_sample.isChecked())
 
     # -- running ------------------------------------------------------------------------------
@@ -311,6 +305,7 @@ class BacktestView(QWidget):
     def show_results(self, results: list[BacktestResult]) -> None:
         self.results = results
         candles = self._candles
+        assert candles is not None  # results come from a run
         first = results[0]
         lines = first.assumptions.lines()
         samples = [f"{r.name}: {r.assumptions.sample}" for r in results]
@@ -353,9 +348,12 @@ class BacktestView(QWidget):
         """The metrics table's text for metric ``label`` of signal ``name``."""
         row = 1 + [m for m, _ in SHOWN].index(label)
         col = [r.name for r in self.results].index(name)
-        return self.metrics.item(row, col).text()
+        item = self.metrics.item(row, col)
+        assert item is not None  # _fill_metrics filled every cell
+        return item.text()
 
     def _fill_trades(self, result: BacktestResult) -> None:
+        assert self._candles is not None  # results come from a run
         t, ts = result.run.trades, self._candles.ts
         self.trades_label.setText(f"Trades of {result.name}: {len(t):,}")
         self.trades.setRowCount(len(t))
@@ -375,6 +373,7 @@ class BacktestView(QWidget):
         """The trades' fills on the chart (the first ``MAX_TRADES_DRAWN``)."""
         overlays = self.chart.overlays
         overlays.clear(GROUP)
+        assert self._candles is not None  # results come from a run
         t, ts = result.run.trades, self._candles.ts
         for i in range(min(len(t), MAX_TRADES_DRAWN)):
             long = t.direction[i] > 0
@@ -399,6 +398,7 @@ class BacktestView(QWidget):
         if not self.results or not 0 <= row < self.trades.rowCount():
             return
         signal = next((r for r in self.results if r.name != BUY_AND_HOLD), self.results[0])
+        assert self._candles is not None  # results come from a run
         t, ts = signal.run.trades, self._candles.ts
         t0, t1 = int(ts[t.entry_bar[row]]), int(ts[t.exit_bar[row]])
         margin = max(t1 - t0, 20 * self._candles.timeframe.ms)
@@ -412,6 +412,7 @@ class BacktestView(QWidget):
         signal = next((r for r in self.results if r.name != BUY_AND_HOLD), None)
         if signal is None:
             return np.empty((0, 2), dtype=np.int64)
+        assert self._candles is not None  # results come from a run
         t, ts = signal.run.trades, self._candles.ts
         return np.column_stack([ts[t.entry_bar], ts[t.exit_bar]]).astype(np.int64)
 
@@ -428,10 +429,10 @@ class BacktestTab(QObject):
         tabs.tabBar().setVisible(tabs.count() > 1)
         # the saved runs are read when the view comes forward (F9 or its tab), not at start-up
         tabs.currentChanged.connect(self._shown)
-        self.actions = create_actions(window, {"view.backtest": self.toggle,
-                                               "backtest.clear": view.clear_chart},
-                                      Qt.ShortcutContext.WindowShortcut)
-        self.actions.update(view.actions)
+        self.command_actions = create_command_actions(window, {
+            "view.backtest": self.toggle, "backtest.clear": view.clear_chart,
+        }, Qt.ShortcutContext.WindowShortcut)
+        self.command_actions.update(view.command_actions)
 
     def _shown(self, _index: int) -> None:
         if self.tabs.currentWidget() is self.view and not self.view.running:

@@ -28,7 +28,7 @@ Public API (``from workstation.ui.chart import ChartWidget``)::
     chart.overlays.set_ghost(ts, o, h, l, c, color); chart.overlays.clear_ghost()
     chart.overlays.remove(handle); chart.overlays.clear(group)
 
-Keys come from ``workstation.ui.shortcuts`` (group "Chart"). The view is held in time by a
+Keys come from ``workstation.ui.keymap`` (group "Chart"). The view is held in time by a
 ``workstation.viewmodel.ChartViewModel`` (visible times, cursor time, follow-live): keys,
 mouse gestures and the calls above all change it, and the panes show what it holds. x is the
 candle index, so gaps in the data take no space; its ``TimeMap`` is the one mapping between

@@ -9,10 +9,11 @@ import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
 
+from ...display import NO_DATA
 from ...market.candles import Candles
 from ...market.series import SeriesKey
 from ...viewmodel import ChartViewModel, TimeMap, view_limits
-from .. import shortcuts
+from ..command_registry import create_command_actions
 from .axis import GridItem, PriceAxis, Tag, TimeAxis
 from .candle_item import CandleItem, VolumeItem
 from .colors import ChartColors
@@ -209,7 +210,7 @@ class ChartWidget(QtWidgets.QWidget):
         self.view_model.range_changed.connect(self._on_view_range)
         self.view_model.cursor_moved.connect(self._on_cursor_moved)
         self._build()
-        self.actions_by_id = shortcuts.create_actions(self, {
+        self.command_actions = create_command_actions(self, {
             "chart.cursor_left": self._key_left,
             "chart.cursor_right": self._key_right,
             "chart.cursor_left_10": self._key_left_10,
@@ -342,22 +343,23 @@ class ChartWidget(QtWidgets.QWidget):
         place), ``"append"`` (candles were added) or ``"reset"`` (anything else)."""
         if kind not in ("update", "append", "reset"):
             raise ValueError(f"candles_changed kind must be update, append or reset, not {kind!r}")
-        c = self._candles
+        c, pyramid = self._candles, self._pyramid
         if c is None:
             return
+        assert pyramid is not None  # set with the candles
         n = len(c)
         if kind == "reset" or n < self._n:
-            self._pyramid.rebuild()
+            pyramid.rebuild()
             self._n = n
             self._update_limits()
             self.view_model.reset_series(TimeMap.of(c))
             self._show_view_range()
             self._refresh_frame()
         elif n == self._n:
-            self._pyramid.sync()
+            pyramid.sync()
             self._update_forming()
         else:
-            self._pyramid.sync()
+            pyramid.sync()
             self._n = n
             self._update_limits()  # they only widen: the panes keep the view model's range
             self.view_model.extend_series(TimeMap.of(c))
@@ -380,6 +382,7 @@ class ChartWidget(QtWidgets.QWidget):
     def set_cursor(self, index: int) -> None:
         """Move the cursor candle (clamped to the series) and scroll it into view."""
         if self._n:
+            assert self._candles is not None  # there are candles
             self.set_cursor_time(int(self._candles.ts[min(max(int(index), 0), self._n - 1)]))
 
     def set_title_note(self, note: str) -> None:
@@ -601,6 +604,7 @@ class ChartWidget(QtWidgets.QWidget):
         if width_px > 0 and x1 > x0:  # half a pixel of those candles are drawn on, in candles
             self.view_model.min_follow_x = 0.5 * (x1 - x0) / width_px
         if self._candles is not None:
+            assert self._pyramid is not None  # set with the candles
             self._frame = visible_candles(self._candles, self._pyramid, x0, x1, width_px)
         else:
             self._frame = empty_visible()
@@ -683,9 +687,12 @@ class ChartWidget(QtWidgets.QWidget):
             self._update_cursor_items()
             return
         old = self._last_unit
+        # only candles_changed calls this, with candles (and their pyramid)
+        assert self._candles is not None and self._pyramid is not None
         f.refresh_last(self._candles, self._pyramid)
         self._remember_last_unit()
         new = self._last_unit
+        assert old is not None and new is not None  # the frame ends at the last candle
         (_, _), (y0, y1) = self.price_view.viewRange()
         if self._autoscale and (new[0] < y0 or new[1] > y1):
             # Refit with extra room: a trending forming candle should not refit every tick.
@@ -760,9 +767,10 @@ class ChartWidget(QtWidgets.QWidget):
     def _update_readout(self) -> None:
         i = self._readout_index()
         if i is None:
-            self.header.set_readout("—", lambda: "—")
+            self.header.set_readout(NO_DATA, lambda: NO_DATA)
             return
         candles, decimals, utc = self._candles, self._decimals, self._utc
+        assert candles is not None  # an index to read out comes with candles
         self.header.set_readout(
             format_readout(candles, i, decimals, utc),
             lambda: format_readout(candles, i, decimals, utc, compact=True))

@@ -47,8 +47,8 @@ class CrosshairItem(_Guide):
         super().__init__(view)
         self._pen = QtGui.QPen(color, 1, QtCore.Qt.PenStyle.DashLine)
         self._pen.setCosmetic(True)
-        self.x: float | None = None
-        self.y: float | None = None
+        self.data_x: float | None = None
+        self.data_y: float | None = None
         self.setZValue(20)
         self.setVisible(False)
 
@@ -59,21 +59,21 @@ class CrosshairItem(_Guide):
     def set_position(self, x: float | None, y: float | None) -> None:
         """Show the lines at ``x`` and ``y`` (``None``: no such line; both: hidden)."""
         self.setVisible(x is not None or y is not None)
-        if x != self.x:
-            if self.x is not None:
-                self.update(self._strip_x(self.x, 0))
+        if x != self.data_x:
+            if self.data_x is not None:
+                self.update(self._strip_x(self.data_x, 0))
             if x is not None:
                 self.update(self._strip_x(x, 0))
-            self.x = x
-        if y != self.y:
-            if self.y is not None:
-                self.update(self._strip_y(self.y))
+            self.data_x = x
+        if y != self.data_y:
+            if self.data_y is not None:
+                self.update(self._strip_y(self.data_y))
             if y is not None:
                 self.update(self._strip_y(y))
-            self.y = y
+            self.data_y = y
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
-        if self.x is None and self.y is None:
+        if self.data_x is None and self.data_y is None:
             return
         sx, dx, sy, dy = device_scale(p)
         r = self._bounds
@@ -82,11 +82,11 @@ class CrosshairItem(_Guide):
         p.save()
         p.resetTransform()
         p.setPen(self._pen)
-        if self.x is not None:
-            x = math.floor(sx * self.x + dx) + 0.5
+        if self.data_x is not None:
+            x = math.floor(sx * self.data_x + dx) + 0.5
             p.drawLine(QtCore.QPointF(x, top), QtCore.QPointF(x, bottom))
-        if self.y is not None:
-            y = round(sy * self.y + dy) + 0.5
+        if self.data_y is not None:
+            y = round(sy * self.data_y + dy) + 0.5
             p.drawLine(QtCore.QPointF(left, y), QtCore.QPointF(right, y))
         p.restore()
 
@@ -101,7 +101,7 @@ class CursorItem(_Guide):
         self._pen = QtGui.QPen(outline) if outline is not None else None
         if self._pen is not None:
             self._pen.setCosmetic(True)
-        self.x: float | None = None
+        self.data_x: float | None = None
         self.low = self.high = math.nan
         self.setZValue(-5)
 
@@ -112,22 +112,22 @@ class CursorItem(_Guide):
         self.update()
 
     def set_candle(self, x: float | None, low: float = math.nan, high: float = math.nan) -> None:
-        if (x, low, high) == (self.x, self.low, self.high):
+        if (x, low, high) == (self.data_x, self.low, self.high):
             return
-        if self.x is not None:
-            self.update(self._strip_x(self.x, 0.5))
-        self.x, self.low, self.high = x, low, high
+        if self.data_x is not None:
+            self.update(self._strip_x(self.data_x, 0.5))
+        self.data_x, self.low, self.high = x, low, high
         if x is not None:
             self.update(self._strip_x(x, 0.5))
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
-        if self.x is None:
+        if self.data_x is None:
             return
         sx, dx, sy, dy = device_scale(p)
         r = self._bounds
         top, bottom = sorted((sy * r.top() + dy, sy * r.bottom() + dy))
         half = max(1.0, abs(sx) * 0.5)
-        centre = math.floor(sx * self.x + dx)
+        centre = math.floor(sx * self.data_x + dx)
         left = math.floor(centre - half + 0.5)
         right = math.floor(centre + half + 0.5)
         if right - left < 3:

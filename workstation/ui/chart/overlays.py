@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import pyqtgraph as pg
@@ -236,11 +237,20 @@ class Ghost:
     color: QtGui.QColor
 
 
+class _Record(Protocol):
+    """What a table holds: one of the record dataclasses above."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def group(self) -> str: ...
+
+
 class _Table:
     """Records of one kind by handle, with sorted numpy columns built on demand."""
 
     def __init__(self, time_field: str):
-        self.records: dict[int, object] = {}
+        self.records: dict[int, _Record] = {}
         self._time_field = time_field
         self._columns: dict[str, np.ndarray] | None = None
         self._x: tuple | None = None

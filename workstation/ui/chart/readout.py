@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ...display import NO_DATA, has_value
 from ...market.candles import Candles
 from .ticks import format_time
 
@@ -53,8 +54,8 @@ def format_readout(candles: Candles, i: int, decimals: int, utc: bool,
     zone = "UTC" if utc else "local"
     pct = change_pct(candles, i)
     sign = "+" if pct >= 0 else "−"
-    pct_text = f"{sign}{abs(pct):.2f}%" if math.isfinite(pct) else "—"
-    forming = not candles.last_closed and i == len(candles) - 1
+    pct_text = f"{sign}{abs(pct):.2f}%" if has_value(pct) else NO_DATA
+    forming = i >= candles.n_closed
     if compact:
         return (f"{when} O {o:.{decimals}f} H {h:.{decimals}f} L {l:.{decimals}f} "
                 f"C {c:.{decimals}f} {pct_text}" + (" forming" if forming else ""))

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...display import NO_DATA, percent
 from ...ml.events import EpochEnd
 from ...ml.scoring import describe
 from ...ml.targets import CLASS_HEADS, CLASSES
@@ -66,7 +67,7 @@ class HeadMatrix(QGroupBox):
         self.counts = None
         for r in range(self.table.rowCount()):
             for c in range(self.table.columnCount()):
-                self.table.setItem(r, c, QTableWidgetItem("—"))
+                self.table.setItem(r, c, QTableWidgetItem(NO_DATA))
         self.caption.setText(NO_TARGETS)
 
     def show_counts(self, counts: tuple[tuple[int, ...], ...] | None, caption: str) -> None:
@@ -79,13 +80,13 @@ class HeadMatrix(QGroupBox):
             total = sum(row)
             for c, count in enumerate(row):
                 share = count / total if total else 0.0
-                item = QTableWidgetItem(f"{count:,}  ({share:.0%})" if total else "0")
+                item = QTableWidgetItem(f"{count:,}  ({percent(share, 0)})" if total else "0")
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 tint = QColor(_RIGHT if r == c else _WRONG)
                 tint.setAlpha(int(MAX_TINT * share))
                 item.setBackground(tint)
                 item.setToolTip(f"true {names[r]}, predicted {names[c]}: {count:,} of "
-                                f"{total:,} ({share:.0%})")
+                                f"{total:,} ({percent(share, 0)})")
                 self.table.setItem(r, c, item)
         self.caption.setText(caption)
 

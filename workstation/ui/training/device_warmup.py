@@ -1,4 +1,4 @@
-"""Runs ``ml.device.warm_up`` (import torch, list the devices, one training step) on its own
+"""Runs ``ml.warmup.warm_up`` (import torch, list the devices, one training step) on its own
 thread, so the window opens first and shows "preparing device" until ``DeviceWarmup.ready``
 arrives; none of that work then stalls the GUI while a run starts."""
 
@@ -10,7 +10,8 @@ import traceback
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from ...ml.device import DeviceChoice, warm_up
+from ...ml.device import DeviceChoice
+from ...ml.warmup import warm_up
 from .worker import ThreadWorker, WorkerThread
 
 log = logging.getLogger(__name__)

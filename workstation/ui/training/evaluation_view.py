@@ -29,10 +29,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...display import NO_DATA, number, percent, points
 from ...ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored, HeadScore, RunStarted
 from ...ml.scoring import EDGE, describe
 from ...ml.targets import CLASS_HEADS
-from .curves import NO_DATA, fmt, pct
+from ..tables import cell_texts
 
 COLUMNS = ("Fold", "Head", "Accuracy", "Best baseline", "Baseline", "Margin", "95 % interval",
            "Verdict", "n")
@@ -42,17 +43,13 @@ TOO_FEW_DAYS = "too few days"
 _EDGE_COLOR, _NO_EDGE_COLOR = QColor("#26a69a"), QColor("#9e9e9e")
 
 
-def _pp(value: float | None) -> str:
-    return NO_DATA if value is None else f"{value * 100:+.2f} pp"
-
-
 def score_cells(score: HeadScore) -> tuple[str, ...]:
     """Accuracy, best baseline, its accuracy, margin, interval, verdict and n of ``score``."""
     interval = NO_DATA if score.interval is None else \
         f"[{score.interval[0] * 100:+.2f}, {score.interval[1] * 100:+.2f}] pp"
     verdict = score.verdict or (TOO_FEW_DAYS if score.margin is not None else NO_DATA)
-    return (pct(score.accuracy), score.best_baseline or NO_DATA,
-            pct(score.best_baseline_accuracy), _pp(score.margin), interval, verdict,
+    return (percent(score.accuracy), score.best_baseline or NO_DATA,
+            percent(score.best_baseline_accuracy), points(score.margin), interval, verdict,
             f"{score.n:,}")
 
 
@@ -127,10 +124,10 @@ class EvaluationView(QWidget):
                               f"({event.candles:,} candles)")
                 case BatchEnd():
                     self._say(f"epoch {event.epoch + 1}/{self._epochs} · batch {event.batch}/"
-                              f"{event.batches_per_epoch} · loss {fmt(event.metrics.loss)}")
+                              f"{event.batches_per_epoch} · loss {number(event.metrics.loss)}")
                 case EpochEnd():
                     self._say(f"epoch {event.epoch + 1}/{self._epochs} done · validation loss "
-                              f"{fmt(event.val.loss)}")
+                              f"{number(event.val.loss)}")
                 case FoldScored():
                     self._scored += 1
                     for head in CLASS_HEADS:
@@ -153,9 +150,7 @@ class EvaluationView(QWidget):
         return text
 
     def rows(self) -> list[tuple[str, ...]]:
-        table = self.table
-        return [tuple(item.text() if (item := table.item(r, c)) is not None else ""
-                      for c in range(table.columnCount())) for r in range(table.rowCount())]
+        return cell_texts(self.table)
 
     def _say(self, text: str) -> None:
         self.progress.setText(f"fold {max(self._fold, 1)} of {self._folds}: {text}")

@@ -16,8 +16,8 @@ import logging
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
 
+from ...display import NO_DATA, mebibytes, number, percent
 from ...ml.device import UtilisationSampler, memory_stats
-from .curves import NO_DATA
 
 log = logging.getLogger(__name__)
 INTERVAL_MS = 1000  # about once a second
@@ -43,29 +43,25 @@ class _Gauge:
 
     def show_total(self, total: float | None) -> None:
         self.bar.setValue(1000 if total else 0)
-        self.text.setText(_size(total) if total else NO_DATA)
+        self.text.setText(mebibytes(total) if total else NO_DATA)
 
     def show_mb(self, value: float | None, total: float | None) -> None:
         if value is None or not total:
             self.clear()
             return
         self.bar.setValue(int(min(value / total, 1.0) * 1000))
-        self.text.setText(f"{_size(value)} ({value / total * 100:.0f}%)")  # of the Total row
+        self.text.setText(f"{mebibytes(value)} ({percent(value / total, 0)})")  # of the Total row
 
     def show_percent(self, value: float | None) -> None:
         if value is None:
             self.clear()
             return
         self.bar.setValue(int(min(max(value, 0.0), 100.0) * 10))
-        self.text.setText(f"{value:.0f}%")
+        self.text.setText(number(value, ".0f", "%"))
 
     def clear(self) -> None:
         self.bar.setValue(0)
         self.text.setText(NO_DATA)
-
-
-def _size(mb: float) -> str:
-    return f"{mb / 1024:.2f} GiB" if mb >= 1024 else f"{mb:.0f} MiB"
 
 
 class DeviceGauges(QWidget):
@@ -79,7 +75,7 @@ class DeviceGauges(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setVerticalSpacing(2)
-        self.device_label = QLabel("device —")
+        self.device_label = QLabel(f"device {NO_DATA}")
         grid.addWidget(self.device_label, 0, 0, 1, 3)
         self.allocated = _Gauge(grid, 1, "Allocated")
         self.reserved = _Gauge(grid, 2, "Reserved")
@@ -148,8 +144,8 @@ class DeviceGauges(QWidget):
         if gpu_error is None and self._utilisation.gpu_error is not None:
             log.info("GPU utilisation is not shown: %s", self._utilisation.gpu_error)
         cuda = self.spec.startswith("cuda")
-        memory = f"{'memory' if cuda else 'RAM'} {_size(stats.allocated_mb)} / " \
-                 f"{_size(stats.total_mb)}"
-        busy = f"{'GPU' if cuda else 'CPU'} {use:.0f}%" if use is not None else ""
+        memory = f"{'memory' if cuda else 'RAM'} {mebibytes(stats.allocated_mb)} / " \
+                 f"{mebibytes(stats.total_mb)}"
+        busy = f"{'GPU' if cuda else 'CPU'} {number(use, '.0f', '%')}" if use is not None else ""
         self.summary = " · ".join(part for part in (memory, busy) if part)
         self.sampled.emit(self.summary)

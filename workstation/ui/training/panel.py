@@ -6,23 +6,16 @@ and the latest numbers scroll below them); the curves, confusion matrices and ev
 fill the rest (``curves.TrainingCurves``). ``workspace.TrainingWorkspace`` shows it as a tab
 beside the chart or in a window of its own.
 
-State is always one of ``STATES`` and shown in words with what it is doing:
-
-- ``preparing``: the device warms up (at startup), or a run builds its data and model;
-- ``training``: a ``Trainer`` runs on the worker thread;
-- ``live``: each closed candle goes to an ``OnlineLearner`` on the worker thread (with or
-  without per-candle training); its predictions are drawn on the chart, the suggested
-  position among them, and with PAPER trading on (``paper_view``) its signals trade a
-  simulated account shown on the chart and in the Live tab;
-- ``evaluating``: a walk-forward evaluation (``ml.evaluation``) runs on the worker thread,
-  its folds and verdicts filling the Evaluation tab;
-- ``stopping``: a stop was asked for; the worker ends at its next safe point and saves;
-- ``failed``: the last run ended on an error, shown with its traceback (also in the log);
-- ``idle``: nothing runs.
+Its state is always one of ``viewmodel.training_session.STATES`` (that module says what
+each means and allows), shown in words with what it is doing.
 
 The GUI thread only copies settings, takes views of closed candles and draws: data
 preparation, training, inference and checkpoint writes run on the worker thread, whose
 progress arrives through a ``ProgressRelay`` (at most 20 deliveries a second).
+
+This module is the widget and the dispatch of the worker's events; the commands come from
+``launchers.JobLaunchers`` (start and stop jobs), ``runs_tab.RunsTab`` (the Runs tab) and
+``live_mode.LiveMode`` (candles to the live session), the form from ``settings_form``.
 """
 
 from __future__ import annotations
@@ -30,34 +23,22 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from dataclasses import fields
-from functools import partial
-from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
-    QFileDialog,
-    QFormLayout,
     QGridLayout,
     QGroupBox,
     QLabel,
-    QLineEdit,
-    QMessageBox,
     QPlainTextEdit,
     QScrollArea,
     QSizePolicy,
-    QSpinBox,
     QSplitter,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from ...errors import WorkstationError
-from ...ml.device import DeviceChoice
+from ...display import number
 from ...ml.events import (
     BatchEnd,
     CheckpointSaved,
@@ -74,67 +55,37 @@ from ...ml.events import (
     LiveWaiting,
     RunStarted,
 )
-from ...ml.job import TrainingRequest
-from ...ml.live import CandleSnapshot, LiveJob
 from ...paths import AppPaths
-from ...timeparse import format_minute
+from ...viewmodel.training_session import TrainingSession
+from ..command_registry import commands, create_command_actions
+from ..keymap import TRAINING
 from ..live_data import LiveData
 from ..resources import icon
-from ..shortcuts import Command, create_actions, register
 from .confusion import ConfusionMatrices
-from .curves import MetricReadout, TrainingCurves, fmt, pct
+from .curves import TrainingCurves
 from .device_warmup import DeviceWarmup
 from .evaluation_view import EvaluationView
 from .gauges import DeviceGauges
+from .launchers import JobLaunchers
+from .live_mode import LiveMode
+from .metric_readout import MetricReadout
 from .paper_view import PaperTrading
-from .prediction_overlay import PredictionOverlay, position_text
-from .reference_feed import ReferenceFeed
-from .runs import Exported, RunList, RunsListed, export_run, list_store_runs
+from .prediction_overlay import PredictionOverlay
+from .runs import Exported, RunList, RunsListed
+from .runs_tab import RunsTab
+from .settings_form import TrainingSettings
 from .worker import (
-    EvaluationJob,
-    EvaluationWorker,
-    LiveWorker,
     ProgressRelay,
     RunCurves,
     StoppedEvaluation,
     TaskFailed,
-    TaskWorker,
-    TrainingJob,
-    TrainingWorker,
     WorkerThread,
     collect_garbage_on_gui_thread,
-    read_run_curves,
 )
 
 log = logging.getLogger(__name__)
-STATES = ("idle", "preparing", "compiling", "training", "live", "evaluating", "stopping",
-          "failed")
 WARMUP_DELAY_MS = 400  # after the window has shown (torch import would slow its start)
-_STATE_COLORS = {"idle": "#b2b5be", "preparing": "#f5a623", "training": "#26a69a",
-                 "live": "#42a5f5", "evaluating": "#ab47bc", "stopping": "#f5a623",
-                 "failed": "#ef5350"}
 
-TRAIN = "Training"
-COMMANDS: tuple[Command, ...] = (
-    Command("train.start", "Start training", ("F5",), TRAIN,
-            "Train a new run on the closed candles on screen"),
-    Command("train.live", "Live inference", ("F6",), TRAIN,
-            "Predict every new candle with the latest trained model"),
-    Command("train.live_train", "Live inference + per-candle training", ("Shift+F6",), TRAIN,
-            "Predict every new candle and train one step on each (saved as a new run at Stop)"),
-    Command("train.stop", "Stop", ("Shift+F5",), TRAIN,
-            "Stop at the next safe point and save a checkpoint"),
-    Command("train.restart", "Restart run", ("Ctrl+Shift+F5",), TRAIN,
-            "Stop what runs, then train a fresh model as a new run"),
-    Command("train.resume", "Resume", ("Ctrl+F5",), TRAIN,
-            "Continue the latest run from its checkpoint"),
-    Command("train.clear", "Clear checkpoints…", (), TRAIN,
-            "Delete every saved checkpoint (asks first; stops a running run)"),
-    Command("train.evaluate", "Run / stop walk-forward evaluation", ("F7",), TRAIN,
-            "Train and test fold after fold on the closed candles on screen, every head "
-            "beside its baselines (again: stop)"),
-)
-register(*COMMANDS)
 _ICONS = {"train.start": "start", "train.live": "live", "train.live_train": "live_train",
           "train.stop": "stop", "train.restart": "restart", "train.resume": "resume",
           "train.clear": "clear", "train.evaluate": "start"}
@@ -146,170 +97,18 @@ _BUTTON_TEXTS = {"train.live_train": "Live + training", "train.clear": "Clear ru
 CONTROLS_WIDTH = 300  # px: the left column of the workspace (the curves get the rest)
 
 
-def _size_text(n_bytes: int) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n_bytes >= size:
-            return f"{n_bytes / size:.1f} {unit}"
-    return f"{n_bytes} bytes"
-
-
-class TrainingSettings(QGroupBox):
-    """The preset and the main hyperparameters, and the device picker."""
-
-    def __init__(self, parent=None):
-        super().__init__("Settings", parent)
-        form = QFormLayout(self)
-        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        self.preset = QComboBox()
-        self.device = QComboBox()
-        for box in (self.preset, self.device):  # long device names must not widen the column
-            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(8)
-        self.seq_len = QSpinBox()
-        self.seq_len.setRange(8, 8192)
-        self.seq_len.setToolTip("Candles per window the model sees")
-        self.batch_size = QSpinBox()
-        self.batch_size.setRange(1, 65536)
-        self.lr = QDoubleSpinBox()
-        self.lr.setDecimals(6)
-        self.lr.setRange(1e-6, 1.0)
-        self.lr.setSingleStep(1e-4)
-        self.lr.setToolTip("Peak learning rate (warm-up, then cosine decay)")
-        self.epochs = QSpinBox()
-        self.epochs.setRange(1, 100000)
-        self.epochs.setToolTip("Epochs in total (Resume continues up to this many)")
-        self.dropout = QDoubleSpinBox()
-        self.dropout.setDecimals(2)
-        self.dropout.setRange(0.0, 0.9)
-        self.dropout.setSingleStep(0.05)
-        self.grad_checkpointing = QCheckBox("Gradient checkpointing")
-        self.grad_checkpointing.setToolTip("Recompute block activations in backward: less "
-                                           "memory, more compute")
-        self.mixed_precision = QCheckBox("Mixed precision (bf16, CUDA)")
-        self.higher_timeframes = QLineEdit()
-        self.higher_timeframes.setPlaceholderText("none (e.g. 15m,1h)")
-        self.higher_timeframes.setToolTip(
-            "Also feed the last closed and the forming candle of these higher timeframes, "
-            "resampled from the series")
-        self.reference = QLineEdit()
-        self.reference.setPlaceholderText("none (e.g. BTC/USDT)")
-        self.reference.setToolTip(
-            "Also feed this asset's candles at the same times, from the series' own source; "
-            "a missing candle is masked, never filled in")
-        form.addRow("Preset", self.preset)
-        form.addRow("Device", self.device)
-        form.addRow("Seq len", self.seq_len)
-        form.addRow("Batch size", self.batch_size)
-        form.addRow("Learning rate", self.lr)
-        form.addRow("Epochs", self.epochs)
-        form.addRow("Dropout", self.dropout)
-        form.addRow(self.grad_checkpointing)
-        form.addRow(self.mixed_precision)
-        form.addRow("Higher timeframes", self.higher_timeframes)
-        form.addRow("Reference asset", self.reference)
-        self.preset.currentTextChanged.connect(self._preset_chosen)
-        self.device.currentIndexChanged.connect(self._device_chosen)
-        self.devices: list[DeviceChoice] = []
-        self._has_precision_switch = False
-        self.setEnabled(False)
-
-    def fill(self, devices: list[DeviceChoice]) -> None:
-        """Called once torch is loaded (device warm-up): presets, defaults and devices."""
-        from ...ml.config import PRESETS, TrainConfig
-
-        defaults = TrainConfig()
-        self._has_precision_switch = "mixed_precision" in {f.name for f in fields(TrainConfig)}
-        self.batch_size.setValue(defaults.batch_size)
-        self.lr.setValue(defaults.lr)
-        self.epochs.setValue(defaults.epochs)
-        self.preset.clear()
-        self.preset.addItems(list(PRESETS))
-        self.preset.setCurrentText("tiny" if "tiny" in PRESETS else next(iter(PRESETS)))
-        self._preset_chosen(self.preset.currentText())
-        self.devices = list(devices)
-        self.device.clear()
-        for choice in devices:
-            self.device.addItem(choice.label, choice.spec)
-        self.setEnabled(True)
-        self._device_chosen()
-
-    def _preset_chosen(self, name: str) -> None:
-        if not name:
-            return
-        from ...ml.config import PRESETS
-
-        config = PRESETS[name]
-        self.seq_len.setValue(config.seq_len)
-        self.dropout.setValue(config.dropout)
-        self.grad_checkpointing.setChecked(config.use_gradient_checkpointing)
-
-    def _device_chosen(self, *_args) -> None:
-        cuda = self.device_spec().startswith("cuda")
-        self.mixed_precision.setEnabled(cuda and self._has_precision_switch)
-        self.mixed_precision.setChecked(cuda)
-        self.mixed_precision.setToolTip(
-            "bf16 autocast on CUDA; CPU trains in fp32" if self._has_precision_switch else
-            "The trainer always uses bf16 autocast on CUDA and fp32 on the CPU")
-
-    def device_spec(self) -> str:
-        return self.device.currentData() or "cpu"
-
-    def device_choice(self) -> DeviceChoice | None:
-        spec = self.device_spec()
-        return next((d for d in self.devices if d.spec == spec), None)
-
-    def model_overrides(self) -> dict:
-        return {"seq_len": self.seq_len.value(), "dropout": round(self.dropout.value(), 4),
-                "use_gradient_checkpointing": self.grad_checkpointing.isChecked()}
-
-    def feature_overrides(self) -> dict:
-        """Higher timeframes and the reference asset, as ``FeatureSpec`` fields (checked by
-        ``ml.job.plan``)."""
-        from ...ml.context import parse_higher_timeframes
-
-        return {"higher_timeframes": parse_higher_timeframes(self.higher_timeframes.text()),
-                "reference": self.reference.text().strip() or None}
-
-    def apply_recorded(self, preset: str | None, model_config: dict, train_config: dict,
-                       features: dict | None = None) -> None:
-        """Take a recorded run's settings (its history's start record)."""
-        features = features or {}
-        self.higher_timeframes.setText(",".join(features.get("higher_timeframes") or ()))
-        self.reference.setText(features.get("reference") or "")
-        if preset and self.preset.findText(preset) >= 0:
-            self.preset.setCurrentText(preset)
-        for box, value in ((self.seq_len, model_config.get("seq_len")),
-                           (self.batch_size, train_config.get("batch_size")),
-                           (self.epochs, train_config.get("epochs"))):
-            if isinstance(value, int):
-                box.setValue(value)
-        for box, value in ((self.lr, train_config.get("lr")),
-                           (self.dropout, model_config.get("dropout"))):
-            if isinstance(value, (int, float)):
-                box.setValue(float(value))
-        if isinstance(model_config.get("use_gradient_checkpointing"), bool):
-            self.grad_checkpointing.setChecked(model_config["use_gradient_checkpointing"])
-        if self.mixed_precision.isEnabled() and \
-                isinstance(train_config.get("mixed_precision"), bool):
-            self.mixed_precision.setChecked(train_config["mixed_precision"])
-
-    def train_overrides(self) -> dict:
-        out = {"epochs": self.epochs.value(), "batch_size": self.batch_size.value(),
-               "lr": self.lr.value()}
-        if self._has_precision_switch:
-            out["mixed_precision"] = self.mixed_precision.isChecked()
-        return out
-
-
-class TrainingPanel(QWidget):
+class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
     """See the module docstring. The training workspace: a window's central tab or a window
     of its own (``workspace.TrainingWorkspace`` places it).
 
-    Public: ``state`` (one of ``STATES``) and ``state_changed(str)``; ``detail`` (the words
-    shown beside the state); ``command_actions`` (command id -> QAction, for the Train menu);
-    ``current_run_id``; ``shutdown(timeout_s)``; ``warmup`` (the ``DeviceWarmup``, started by
-    the panel); ``device_text_changed(str)`` for a status bar (the device, and while a run is
-    active its memory and utilisation, once a second).
+    Public: ``state`` (one of ``training_session.STATES``) and ``state_changed(str)``;
+    ``detail`` (the words shown beside the state); ``command_actions`` (command id -> QAction,
+    for the Train menu); ``current_run_id``; ``shutdown(timeout_s)``; ``warmup`` (the
+    ``DeviceWarmup``, started by the panel); ``device_text_changed(str)`` for a status bar
+    (the device, and while a run is active its memory and utilisation, once a second).
+
+    The slots that hear a worker thread or the live data are defined here, not in the
+    mixins: a call that reaches the panel after it was deleted is dropped only for these.
     """
 
     state_changed = Signal(str)
@@ -323,8 +122,7 @@ class TrainingPanel(QWidget):
         self.paths = paths
         self.live_data = live_data
         self.chart = chart
-        self.state = "preparing"
-        self.detail = "preparing device (loading torch)"
+        self.session = TrainingSession()
         self.current_run_id: str | None = None
         self.provenance: str | None = None
         self.events_seen: Counter = Counter()
@@ -334,25 +132,15 @@ class TrainingPanel(QWidget):
         self._runner: WorkerThread | None = None
         self._then = None  # what to do once the running worker has ended
         self._epochs: int | None = None
-        self._live_ready = False
-        self._live_mode = ""
-        self._live_account = ""  # the model live mode runs, as its paper account names it
-        self._live_steps = 0
-        self._coalesced = 0
-        self._live_reference: str | None = None  # the reference asset live mode follows
-        self._reference_problem: str | None = None  # why live mode stopped for it
-        self.reference_feed = ReferenceFeed(paths.candle_cache, self)
-        self.reference_feed.changed.connect(self._reference_changed)
-        self.reference_feed.failed.connect(self._reference_failed)
+        self._init_live_mode(paths.candle_cache)
         self._evaluating = False
-        self._generation = 0  # counts series shown; live results carry the one they are of
         self._tasks: list[WorkerThread] = []  # reads and exports of runs, off the GUI thread
         self._wanted_open: str | None = None  # the run whose recorded curves were asked for
         self.relay = ProgressRelay(self)
         self.relay.delivered.connect(self._on_delivered)
         self._build()
         self.gauges.sampled.connect(self._gauges_sampled)
-        self.command_actions = create_actions(self, {
+        self.command_actions = create_command_actions(self, {
             "train.start": self.start_training,
             "train.live": self.start_live,
             "train.live_train": self.start_live_training,
@@ -424,7 +212,7 @@ class TrainingPanel(QWidget):
         grid.setSpacing(2)
         self.evaluation = EvaluationView()
         self.buttons: dict[str, QToolButton] = {_IN_EVALUATION_TAB: self.evaluation.run_button}
-        for i, command in enumerate(c for c in COMMANDS if c.id in _BUTTONS):
+        for i, command in enumerate(c for c in commands(TRAINING) if c.id in _BUTTONS):
             button = QToolButton()
             button.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
             button.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
@@ -484,18 +272,20 @@ class TrainingPanel(QWidget):
         layout.addWidget(self.splitter)
 
     # -- state -------------------------------------------------------------------------------
+    @property
+    def state(self) -> str:
+        return self.session.state
+
+    @property
+    def detail(self) -> str:
+        return self.session.detail
+
     def _set_state(self, state: str, detail: str = "") -> None:
-        if state not in STATES:
-            raise ValueError(f"unknown training state {state!r}")
-        changed = state != self.state
-        self.state, self.detail = state, detail
-        if not changed:  # progress: the words change, nothing else
+        if not self.session.move(state, detail):  # progress: the words change, nothing else
             self.detail_label.setText(detail)
             return
         self._show_state()
-        active = state in ("preparing", "compiling", "training", "live", "evaluating",
-                           "stopping") \
-            and self.busy
+        active = self.session.gauges_run(self.busy)
         if active and not self.gauges.active:
             self.gauges.start()
         elif not active and self.gauges.active:
@@ -507,25 +297,15 @@ class TrainingPanel(QWidget):
     def _show_state(self) -> None:
         self.state_label.setText(self.state)
         self.state_label.setStyleSheet(f"font-weight: bold; font-size: 11pt; color: "
-                                       f"{_STATE_COLORS[self.state]}")
+                                       f"{self.session.color}")
         self.detail_label.setText(self.detail)
         ready = bool(self.settings.devices)
-        idle = self.state in ("idle", "failed") and not self.busy
-        enabled = {
-            "train.start": ready and idle,
-            "train.live": ready and idle,
-            "train.live_train": ready and idle,
-            "train.stop": self.busy and self.state != "stopping",
-            "train.restart": ready and self.state != "stopping",
-            "train.resume": ready and idle,
-            "train.clear": ready and self.state != "stopping",
-            "train.evaluate": ready and (idle or self.state == "evaluating"),
-            "train.paper": True,
-        }
+        enabled = self.session.enabled(ready, self.busy)
         for command_id, action in self.command_actions.items():
             action.setEnabled(enabled[command_id])
-        self.settings.setEnabled(ready and idle)
-        self.evaluation.set_settings_enabled(ready and idle)
+        editable = self.session.can_start(ready, self.busy)
+        self.settings.setEnabled(editable)
+        self.evaluation.set_settings_enabled(editable)
 
     @property
     def busy(self) -> bool:
@@ -569,84 +349,7 @@ class TrainingPanel(QWidget):
             self.device_text_changed.emit(f"{choice.label} · {summary}"
                                           if self.gauges.active and summary else choice.label)
 
-    # -- commands ----------------------------------------------------------------------------
-    def start_training(self) -> None:
-        """A new run (fresh model, new run id) on the closed candles on screen."""
-        if not self._can_start():
-            return
-        self._start_training(resume_run=None)
-
-    def restart_run(self) -> None:
-        """Stop what runs (saving it), then start a fresh run with a new run id."""
-        if self.busy:
-            self._after_stop(lambda: self._start_training(resume_run=None))
-            return
-        if self._can_start():
-            self._start_training(resume_run=None)
-
-    def resume(self) -> None:
-        """Continue the newest run that can be resumed (the current one first)."""
-        if not self._can_start():
-            return
-        store = self._store()
-        point = store.newest_resumable(self.current_run_id)
-        if point is None:
-            self._refuse("nothing to resume: no run with a training checkpoint was found")
-            return
-        try:
-            store.check_resumable(point.run_id, self.settings.epochs.value())
-        except WorkstationError as exc:
-            self._refuse(str(exc))
-            return
-        self._start_training(resume_run=point.run_id)
-
-    def start_live(self) -> None:
-        """Predict each closed candle with the latest trained model."""
-        if self._can_start():
-            self._start_live(train=False)
-
-    def start_live_training(self) -> None:
-        """Predict each closed candle and train one step on each."""
-        if self._can_start():
-            self._start_live(train=True)
-
-    def toggle_evaluation(self) -> None:
-        """Start a walk-forward evaluation, or stop the one that runs."""
-        if self.state == "evaluating":
-            self.stop()
-        elif self._can_start():
-            self._start_evaluation()
-
-    def stop(self) -> None:
-        """Ask the worker to stop at its next safe point (it saves before it ends)."""
-        if not self.busy or self.state == "stopping":
-            return
-        self._runner.worker.stop.set()
-        self._set_state("stopping", "stopping at the next safe point and saving…")
-
-    def clear_checkpoints(self) -> bool:
-        """Delete every checkpoint after a confirmation that gives their count and size; a
-        running run is stopped first. Returns whether they were (or will be) cleared."""
-        store = self._store()
-        runs = store.list_runs()
-        size = sum(r.size_bytes for r in runs)
-        if not runs and not self.busy:
-            self._refuse("there are no checkpoints to clear")
-            return False
-        text = (f"Delete {len(runs)} checkpoint run{'s' if len(runs) != 1 else ''} "
-                f"({_size_text(size)}) in {store.folder}?")
-        if self.busy:
-            text += "\n\nThe running run is stopped first (its last checkpoint is deleted too)."
-        answer = QMessageBox.question(self, "Clear checkpoints", text,
-                                      QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
-        if answer != QMessageBox.Yes:
-            return False
-        if self.busy:
-            self._after_stop(self._clear_now)
-        else:
-            self._clear_now()
-        return True
-
+    # -- shutdown, and what the panel says ---------------------------------------------------
     def shutdown(self, timeout_s: float = 60.0) -> bool:
         """Stop what runs at a safe point (saving a checkpoint), wait for the worker and the
         warm-up threads, and stop the gauges. True if every thread has ended in time."""
@@ -669,132 +372,11 @@ class TrainingPanel(QWidget):
         self.gauges.stop()
         return ok
 
-    # -- helpers of the commands -------------------------------------------------------------
-    def _can_start(self) -> bool:
-        return bool(self.settings.devices) and not self.busy and \
-            self.state in ("idle", "failed")
-
     def _refuse(self, why: str) -> None:
         """Say why a command did nothing (the state does not change)."""
         log.warning("training panel: %s", why)
-        self.detail = why
+        self.session.detail = why
         self.detail_label.setText(why)
-
-    def _after_stop(self, then) -> None:
-        self._then = then
-        self.stop()
-
-    def _store(self):
-        from ...ml.checkpoints import CheckpointStore
-
-        return CheckpointStore(self.paths.checkpoints_dir)
-
-    def _closed_candles(self) -> CandleSnapshot | None:
-        candles, key = self.live_data.candles, self.live_data.key
-        snapshot = CandleSnapshot.of(candles)
-        if key is None or not len(snapshot):
-            self._refuse("no closed candles on screen to train on: open a data source first")
-            return None
-        return snapshot
-
-    def _begin(self, worker, detail: str, state: str = "preparing") -> None:
-        self._wanted_open = None  # recorded curves still being read are not shown now
-        self.error_box.hide()
-        self.last_error = None
-        self.events_seen.clear()
-        self._runner = WorkerThread(worker, "training worker")
-        self._runner.finished.connect(self._worker_finished)
-        self._set_state(state, detail)
-        self._runner.start()
-
-    def _start_training(self, resume_run: str | None) -> None:
-        snapshot = self._closed_candles()
-        if snapshot is None:
-            return
-        key = self.live_data.key
-        run_id = resume_run or self._store().new_run_id()
-        s = self.settings
-        request = TrainingRequest(preset=s.preset.currentText(),
-                                  model_overrides=s.model_overrides(),
-                                  train_overrides=s.train_overrides(),
-                                  feature_overrides=s.feature_overrides(),
-                                  device=s.device_spec(), resume_run=resume_run)
-        job = TrainingJob(request, snapshot, key, run_id, self.paths.checkpoints_dir,
-                          self.paths.annotations_db)
-        self.current_run_id = run_id
-        self.provenance = key.provenance
-        self._show_run()
-        self.curves.reset()  # a resumed run's recorded curves come first from the worker
-        self.runs.set_shown(run_id)
-        self.readout.reset(s.epochs.value())
-        self.confusion.reset()
-        what = "resuming" if resume_run else "new run"
-        self._begin(TrainingWorker(job, self.relay),
-                    f"{what}: preparing {len(snapshot):,} candles of {key.provenance} on "
-                    f"{s.device_spec()}")
-
-    def _start_live(self, train: bool) -> None:
-        key = self.live_data.key
-        if key is None:
-            self._refuse("no data source is open")
-            return
-        source = self._live_source_run()
-        if source is None and not train:
-            self._refuse("live inference needs a trained model: train one first, or use live "
-                         "inference with per-candle training")
-            return
-        s = self.settings
-        job = LiveJob(device=s.device_spec(), train=train,
-                      checkpoints_root=self.paths.checkpoints_dir, provenance=key.provenance,
-                      source_run=source, preset=s.preset.currentText(),
-                      model_overrides=s.model_overrides(),
-                      feature_overrides=s.feature_overrides())
-        self._live_ready = False
-        self._live_reference = None
-        self._reference_problem = None
-        self._live_steps = 0
-        self._coalesced = 0
-        self.curves.clear_live()
-        self.curves.tabs.setCurrentIndex(1)
-        if self.overlay is not None:
-            self.overlay.clear()
-        model = f"run {source}" if source else f"a fresh {s.preset.currentText()} model"
-        self._begin(LiveWorker(job, self.relay),
-                    f"live{' + per-candle training' if train else ''}: loading {model} on "
-                    f"{s.device_spec()}")
-
-    def _start_evaluation(self) -> None:
-        snapshot = self._closed_candles()
-        if snapshot is None:
-            return
-        key = self.live_data.key
-        s, folds = self.settings, self.evaluation.folds.value()
-        request = TrainingRequest(preset=s.preset.currentText(),
-                                  model_overrides=s.model_overrides(),
-                                  train_overrides=dict(s.train_overrides(),
-                                                       epochs=self.evaluation.epochs.value()),
-                                  feature_overrides=s.feature_overrides(),
-                                  device=s.device_spec())
-        job = EvaluationJob(request, snapshot, key, folds, self.paths.annotations_db)
-        self.provenance = key.provenance
-        self._show_run()
-        self.evaluation.start(folds)
-        self.curves.tabs.setCurrentWidget(self.evaluation)
-        self._evaluating = True
-        self._begin(EvaluationWorker(job, self.relay),
-                    f"walk-forward evaluation: {folds} folds of {len(snapshot):,} candles of "
-                    f"{key.provenance} on {s.device_spec()}", state="evaluating")
-
-    def _live_source_run(self) -> str | None:
-        return self._store().newest_with_checkpoint(self.current_run_id)
-
-    def _clear_now(self) -> None:
-        runs, freed = self._store().clear()
-        log.info("cleared %d checkpoint runs (%s)", runs, _size_text(freed))
-        self.current_run_id = None
-        self._show_run()
-        self.detail = f"cleared {runs} checkpoint runs ({_size_text(freed)})"
-        self.detail_label.setText(self.detail)
 
     def _show_run(self) -> None:
         run = self.current_run_id or "—"
@@ -865,7 +447,7 @@ class TrainingPanel(QWidget):
             self._set_state("evaluating", self.evaluation.progress.text())
 
     def _progress(self, event) -> None:
-        if self.state == "stopping":
+        if not self.session.takes_progress:
             return
         match event:
             case RunStarted():
@@ -884,84 +466,11 @@ class TrainingPanel(QWidget):
             case BatchEnd():
                 self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} · batch "
                                             f"{event.batch}/{event.batches_per_epoch} · step "
-                                            f"{event.step} · loss {fmt(event.metrics.loss)}")
+                                            f"{event.step} · loss {number(event.metrics.loss)}")
             case EpochEnd():
                 self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} done · "
-                                            f"validation loss {fmt(event.val.loss)}"
+                                            f"validation loss {number(event.val.loss)}"
                                             + (" (best)" if event.is_best else ""))
-
-    def _live_started(self, ready) -> None:
-        self._live_ready = True
-        model = f"run {ready.source_run}" if ready.source_run else "a fresh model"
-        mode = "predicting with per-candle training" if ready.train else "predicting"
-        self._live_mode = f"{mode} · {model} on {ready.device}"
-        self._live_reference = ready.reference
-        if ready.reference:
-            self._live_mode += f" · reads {ready.reference}"
-        if ready.source_run is None:  # a fresh model is this session's only
-            model = f"{model} started {format_minute(int(time.time() * 1000))} UTC"
-        self._live_account = model + (" + per-candle training" if ready.train else "")
-        if self.state != "stopping":
-            self._set_state("live", self._live_mode)
-            self.paper.start(self.live_data.key, self._live_account)
-        self._follow_reference()  # once live: a reference that fails at once stops it
-        self._submit_live()
-
-    def _follow_reference(self) -> None:
-        key = self.live_data.key
-        if self._live_reference and key is not None:
-            self.reference_feed.start(self._live_reference, key, self.live_data.streaming,
-                                      self.live_data.feed_settings)
-
-    def _live_waiting(self, waiting) -> None:
-        if self.state != "live":
-            return
-        then = (f"masked if it is not there {waiting.wait_s:g} s after it is offered"
-                if not waiting.offered else f"masked after {waiting.wait_s:g} s")
-        self._set_state("live", f"{self._live_mode} · waiting for the {waiting.reference} "
-                                f"candle of {format_minute(waiting.ts)} ({then})")
-
-    @Slot()
-    def _reference_changed(self) -> None:
-        if self._live_ready and self.state == "live":
-            self._submit_live()
-
-    @Slot(str)
-    def _reference_failed(self, text: str) -> None:
-        if self._live_ready and self.state == "live":
-            self._reference_problem = text
-            self.stop()
-
-    def _live_step(self, step) -> None:
-        self._live_steps += 1
-        if self.overlay is not None:
-            self.overlay.show_step(step)
-        self.paper.step(step)
-        a = step.averages
-        self.curves.add_live(self._live_steps, step.train.loss if step.train else None,
-                             a.live_candle_acc, a.live_trend_acc, a.live_candle_baseline,
-                             a.live_trend_baseline)
-        if step.coalesced:
-            self._coalesced += step.coalesced
-            log.warning("live: %d closed candles arrived during one step and were coalesced "
-                        "(training is slower than the candle rate)", step.coalesced)
-        behind = (f" · fell behind: {self._coalesced} candles coalesced"
-                  if self._coalesced else "")
-        loss = f" · step loss {fmt(step.train.loss)}" if step.train else ""
-        if step.reference_present is False:
-            behind += f" · no {self._live_reference} candle at this one's time: masked"
-        p = step.prediction
-        self.readout.set_live(
-            f"{self._live_steps} predictions · candle {pct(a.live_candle_acc)} (majority "
-            f"{pct(a.live_candle_baseline)}, n={a.live_candle_n}) · trend "
-            f"{pct(a.live_trend_acc)} (majority {pct(a.live_trend_baseline)}, "
-            f"n={a.live_trend_n}) · the chart's badge: {position_text(p)}, the position "
-            f"the trader's head would hold after this candle (regime {p.regime_label})"
-            f"{loss}{behind}")
-        if self.state == "live":
-            self._set_state("live", f"{self._live_mode} · next {p.candle_label} "
-                                    f"{p.confidence:.0%}, trend {p.trend_label} · "
-                                    f"{position_text(p)}{behind}")
 
     @Slot()
     def _worker_finished(self) -> None:
@@ -990,7 +499,7 @@ class TrainingPanel(QWidget):
             case Finished():
                 self._set_state("idle", f"run {outcome.run_id} {outcome.status} after "
                                         f"{outcome.step} steps · best validation loss "
-                                        f"{fmt(outcome.best_val_loss)}")
+                                        f"{number(outcome.best_val_loss)}")
             case LiveEnded() if self._reference_problem:
                 if self.overlay is not None:
                     self.overlay.clear()
@@ -1009,197 +518,13 @@ class TrainingPanel(QWidget):
         if then is not None:
             then()
 
-    # -- runs: the Runs tab's commands ------------------------------------------------------------
-    @property
-    def tasks_running(self) -> bool:
-        """A read or export of a run is under way (or its result not yet shown)."""
-        return bool(self._tasks)
-
-    def _run_task(self, task, what: str) -> None:
-        if self._shut_down:
-            return
-        runner = WorkerThread(TaskWorker(task, what, self.relay), what)
-        runner.finished.connect(self._task_finished)
-        self._tasks.append(runner)
-        runner.start()
-
     @Slot()
     def _task_finished(self) -> None:
+        """A read or export of a run has ended."""
         self.relay.flush()  # the result it put is shown first
         for task in [t for t in self._tasks if not t.is_running()]:
             task.join(0)
             self._tasks.remove(task)
-
-    @Slot(str, str)
-    def _run_action(self, action: str, run_id: str) -> None:
-        match action:
-            case "refresh":
-                self.refresh_runs()
-            case "open":
-                self.open_run(run_id)
-            case "compare":
-                self.compare_run(run_id)
-            case "resume":
-                self.resume_run(run_id)
-            case "restart":
-                self.restart_from(run_id)
-            case "delete":
-                self.delete_run(run_id)
-            case "tensorboard" | "csv":
-                self.export_run(run_id, action)
-
-    def refresh_runs(self) -> None:
-        """List the runs again (read off the GUI thread; the Runs tab fills when done)."""
-        self._run_task(partial(list_store_runs, self.paths.checkpoints_dir), "listing the runs")
-
-    def open_run(self, run_id: str) -> bool:
-        """Show run ``run_id``'s recorded curves (not while a run is active: its own curves
-        are shown then; overlay it instead)."""
-        if self.busy:
-            self._refuse(f"run {run_id} can be opened once this one has stopped; overlay it "
-                         f"to see it beside this one")
-            return False
-        self._wanted_open = run_id
-        self._run_task(partial(read_run_curves, self.paths.checkpoints_dir, run_id, "open"),
-                       f"reading run {run_id}")
-        return True
-
-    def compare_run(self, run_id: str) -> None:
-        """Draw run ``run_id`` beside the run shown (again on the same run: take it away)."""
-        if self.curves.compare_run == run_id or run_id == self.curves.run_id:
-            self.curves.clear_compare()
-            self.runs.say("overlay cleared")
-            return
-        self._run_task(partial(read_run_curves, self.paths.checkpoints_dir, run_id, "compare"),
-                       f"reading run {run_id}")
-
-    def resume_run(self, run_id: str) -> None:
-        """Continue run ``run_id`` from its checkpoint, up to the panel's Epochs."""
-        if not self._can_start():
-            self._refuse("a run is active: stop it before resuming another")
-            return
-        try:
-            self._store().check_resumable(run_id, self.settings.epochs.value())
-        except WorkstationError as exc:
-            self._refuse(str(exc))
-            self.runs.say(str(exc))
-            return
-        self._start_training(resume_run=run_id)
-
-    def restart_from(self, run_id: str) -> None:
-        """A new run with run ``run_id``'s recorded settings (read first, off the thread)."""
-        if not self._can_start():
-            self._refuse("a run is active: stop it before starting another")
-            return
-        self._run_task(partial(read_run_curves, self.paths.checkpoints_dir, run_id, "restart"),
-                       f"reading run {run_id}")
-
-    def delete_run(self, run_id: str) -> bool:
-        """Delete run ``run_id``'s checkpoints and history after a confirmation that gives
-        their size; the active run cannot be deleted. Returns whether it was deleted."""
-        if self.busy and run_id == self.current_run_id:
-            self._refuse(f"run {run_id} is active: stop it before deleting it")
-            return False
-        store = self._store()
-        size = next((r.size_bytes for r in store.list_runs() if r.run_id == run_id), None)
-        if size is None:
-            self._refuse(f"there is no run {run_id}")
-            self.refresh_runs()
-            return False
-        answer = QMessageBox.question(
-            self, "Delete run", f"Delete run {run_id}: its checkpoints and its history "
-                                f"({_size_text(size)}) in {store.run_dir(run_id)}?",
-            QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
-        if answer != QMessageBox.Yes:
-            return False
-        try:
-            freed = store.delete_run(run_id)
-        except WorkstationError as exc:
-            self._refuse(str(exc))
-            self.runs.say(str(exc))
-            return False
-        log.info("deleted run %s (%s)", run_id, _size_text(freed))
-        self.runs.say(f"deleted run {run_id} ({_size_text(freed)})")
-        if self.curves.compare_run == run_id:
-            self.curves.clear_compare()
-        if run_id == self.current_run_id:
-            self.current_run_id = None
-            self._show_run()
-            if not self.busy:
-                self.curves.reset()
-                self.readout.reset()
-        self.refresh_runs()
-        return True
-
-    def export_run(self, run_id: str, kind: str, path: str | None = None) -> bool:
-        """Export run ``run_id``: ``tensorboard`` (event files into the folder ``path``) or
-        ``csv`` (the file ``path``); without ``path`` a dialog asks. The export runs off the
-        GUI thread; the Runs tab says where it went."""
-        if path is None:
-            home = str(Path.home())
-            if kind == "csv":
-                path, _ = QFileDialog.getSaveFileName(self, f"Export run {run_id} as CSV",
-                                                      str(Path(home) / f"{run_id}.csv"),
-                                                      "CSV files (*.csv);;All files (*)")
-            else:
-                path = QFileDialog.getExistingDirectory(
-                    self, f"Export run {run_id} for TensorBoard (a folder)", home)
-            if not path:
-                return False
-        self.runs.say(f"exporting run {run_id} to {path}…")
-        self._run_task(partial(export_run, self.paths.checkpoints_dir, run_id, kind, path),
-                       f"exporting run {run_id}")
-        return True
-
-    def _task_result(self, item) -> None:
-        match item:
-            case RunsListed():
-                self.runs.show_runs(item.runs)
-            case Exported():
-                log.info("%s", item.message)
-                self.runs.say(item.message)
-            case TaskFailed():
-                self.runs.say(f"{item.what} failed: {item.message}")
-
-    def _run_curves(self, item: RunCurves) -> None:
-        """A run's recorded history, read for ``item.purpose``."""
-        if item.history is None:
-            log.warning("run %s: %s", item.run_id, item.error)
-            self.runs.say(f"run {item.run_id}: {item.error}")
-            if item.purpose == "restart":
-                self._refuse(f"cannot restart run {item.run_id}: {item.error}")
-            return
-        match item.purpose:
-            case "open":
-                if self.busy or item.run_id != self._wanted_open:
-                    return  # a run started since: its own curves are shown
-                self._wanted_open = None
-                self.current_run_id = item.run_id
-                self.provenance = item.history.provenance
-                self._show_run()
-                self.curves.show_history(item.run_id, item.history)
-                self.readout.show_recorded(item.history)
-                self.confusion.reset()
-                self.runs.set_shown(item.run_id)
-            case "resume":
-                if item.run_id == self.current_run_id:
-                    self.curves.show_history(item.run_id, item.history)
-            case "compare":
-                self.curves.compare_with(item.run_id, item.history)
-                self.runs.say(f"run {item.run_id} is drawn beside run "
-                              f"{self.curves.run_id or '—'} (grey, dashed)")
-            case "restart":
-                start = next((m for m in reversed(item.history.markers)  # its latest
-                              if m.get("type") in ("start", "resume")), None)
-                if start is None or not self._can_start():
-                    self._refuse(f"cannot restart run {item.run_id}: "
-                                 + ("no settings recorded" if start is None else "busy"))
-                    return
-                self.settings.apply_recorded(start.get("preset"),
-                                             start.get("model_config") or {},
-                                             start.get("train_config") or {},
-                                             start.get("features") or {})
-                self.start_training()
 
     # -- live data -> worker -------------------------------------------------------------------
     @Slot(int)
@@ -1218,11 +543,3 @@ class TrainingPanel(QWidget):
             self.paper.start(self.live_data.key, self._live_account)
             self._follow_reference()  # beside the series now shown
             self._submit_live()
-
-    def _submit_live(self) -> None:
-        """Offer the live session the newest closed candles (it picks the window it needs),
-        and the reference asset's when its model reads one."""
-        reference, final = (self.reference_feed.candles(self.live_data.candles)
-                            if self._live_reference else (None, False))
-        self._runner.worker.session.offer(self.live_data.candles, self._generation, reference,
-                                          final)

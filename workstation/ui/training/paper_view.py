@@ -41,8 +41,9 @@ from ...market.series import SeriesKey
 from ...paths import AppPaths
 from ...storage import DamagedFileError, DiskFullError
 from ...timeparse import format_minute
+from ..command_registry import command, create_command_actions
 from ..live_data import LiveData
-from ..shortcuts import Command, create_actions, register
+from ..tables import cell_texts
 
 log = logging.getLogger(__name__)
 BADGE = "paper"  # the chart overlay group of the badge
@@ -53,15 +54,8 @@ MAX_ROWS = 500  # the newest trades listed; the summary counts them all
 COLUMNS = ("#", "Side", "Entry (UTC)", "Entry price", "Exit (UTC)", "Exit price", "Units",
            "Fees", "P&L", "Return %")
 
-PAPER_TRADING = "Paper trading"
-COMMANDS: tuple[Command, ...] = (
-    Command("train.paper", "PAPER trading (live signals)", ("Ctrl+F6",), PAPER_TRADING,
-            "In live mode, trade the model's signals on a PAPER account: simulated fills at "
-            "the next open with costs, kept across restarts; never sends an order"),
-)
-register(*COMMANDS)
-OFF = (f"{PAPER} trading is off: turn it on ({COMMANDS[0].keys[0]}) to trade the model's live "
-       "signals on a simulated account")
+OFF = (f"{PAPER} trading is off: turn it on ({command('train.paper').keys[0]}) to trade the "
+       "model's live signals on a simulated account")
 ON = (f"{PAPER} trading is on: in live mode (F6 / Shift+F6) the model's signals trade a "
       "simulated account; no order is ever sent")
 
@@ -155,8 +149,7 @@ class PaperView(QGroupBox):
                 self.table.setItem(r, c, item)
 
     def rows(self) -> list[tuple[str, ...]]:
-        return [tuple(self.table.item(r, c).text() for c in range(len(COLUMNS)))
-                for r in range(self.table.rowCount())]
+        return cell_texts(self.table)
 
 
 class PaperTrading(QObject):
@@ -179,10 +172,11 @@ class PaperTrading(QObject):
         self.error: str | None = None
         self._session: tuple[SeriesKey, str] | None = None  # what live mode trades now
         self.view = PaperView()
-        self.checkbox = QCheckBox(COMMANDS[0].text)
+        self.checkbox = QCheckBox(command("train.paper").text)
         self.checkbox.setObjectName("paperToggle")
-        self.action = create_actions(parent, {"train.paper": self.toggle},
-                                     context=Qt.ShortcutContext.WindowShortcut)["train.paper"]
+        self.action = create_command_actions(
+            parent, {"train.paper": self.toggle},
+            context=Qt.ShortcutContext.WindowShortcut)["train.paper"]
         self.action.setCheckable(True)
         self.action.setChecked(self.enabled)
         self.checkbox.setChecked(self.enabled)

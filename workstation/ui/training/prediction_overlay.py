@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...display import percent
 from ...ml.events import LiveAccuracy, LiveStep
 from ...ml.live import RollingAccuracy
 from ..chart.overlays import LANE_SHAPES, LegendRow
-from ..shortcuts import Command, create_actions, register
+from ..command_registry import create_command_actions
 
 CURRENT = "prediction"  # the badge
 MARKS = "prediction.marks"  # the lane marks
@@ -37,15 +38,6 @@ MIN_OPACITY = 0.4  # of a mark whose call is no better than chance
 SURE = 0.8  # the confidence from which a mark is opaque
 PENDING, WRONG, RIGHT = -1, 0, 1
 
-PREDICTIONS = "Predictions"
-COMMANDS: tuple[Command, ...] = (
-    Command("predictions.outcomes", "Show prediction outcomes", ("O",), PREDICTIONS,
-            "Mark each live prediction whose candle has closed: filled right, hollow wrong"),
-    Command("predictions.clear", "Clear predictions", ("Shift+C",), PREDICTIONS,
-            "Remove the live predictions from the chart (they stay after live mode stops)"),
-)
-register(*COMMANDS)
-
 
 def confidence_opacity(confidence: float, classes: int = 3) -> float:
     """A mark's opacity: ``MIN_OPACITY`` at chance (1 / ``classes``), rising to 1 at a
@@ -55,14 +47,10 @@ def confidence_opacity(confidence: float, classes: int = 3) -> float:
     return MIN_OPACITY + (1.0 - MIN_OPACITY) * sure
 
 
-def pct(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0%}"
-
-
 def accuracy_text(score: LiveAccuracy, label: str) -> str:
     """``"candle 54% · majority 48% · persistence 51% (last 100)"`` (— without data)."""
-    return (f"{label} {pct(score.accuracy)} · majority {pct(score.majority)} · persistence "
-            f"{pct(score.persistence)} (last {score.n})")
+    return (f"{label} {percent(score.accuracy, 0)} · majority {percent(score.majority, 0)} · "
+            f"persistence {percent(score.persistence, 0)} (last {score.n})")
 
 
 def legend_rows(accuracy: dict[str, LiveAccuracy], outcomes: bool, live: bool,
@@ -95,8 +83,8 @@ class PredictionOverlay:
 
     ``prediction``: the newest prediction while live mode runs (None otherwise); ``right`` /
     ``wrong``: how many of the marks on the chart were settled right / wrong; ``accuracy``: the
-    rolling accuracy shown (head -> ``LiveAccuracy``); ``show_outcomes``; ``actions``: the two
-    commands' QActions (on the chart, also in its ``actions_by_id`` for the View menu)."""
+    rolling accuracy shown (head -> ``LiveAccuracy``); ``show_outcomes``; ``command_actions``: the
+    two commands' QActions (on the chart, also in its ``command_actions`` for the View menu)."""
 
     def __init__(self, chart, live_data=None):
         self.chart = chart
@@ -110,14 +98,15 @@ class PredictionOverlay:
         self._shown_on = None  # the chart's candles the marks are drawn on
         # prediction ts -> [target ts, class, opacity, outcome], oldest first
         self._marks: dict[int, list] = {}
-        self.actions = create_actions(chart, {"predictions.outcomes": self.toggle_outcomes,
-                                              "predictions.clear": self.clear_predictions})
-        outcomes = self.actions["predictions.outcomes"]
+        self.command_actions = create_command_actions(chart, {
+            "predictions.outcomes": self.toggle_outcomes,
+            "predictions.clear": self.clear_predictions})
+        outcomes = self.command_actions["predictions.outcomes"]
         outcomes.setCheckable(True)
         outcomes.setChecked(self.show_outcomes)
-        actions_by_id = getattr(chart, "actions_by_id", None)
-        if isinstance(actions_by_id, dict):
-            actions_by_id.update(self.actions)
+        chart_actions = getattr(chart, "command_actions", None)
+        if isinstance(chart_actions, dict):
+            chart_actions.update(self.command_actions)
 
     @property
     def overlays(self):
@@ -183,7 +172,7 @@ class PredictionOverlay:
 
     def set_show_outcomes(self, show: bool) -> None:
         self.show_outcomes = bool(show)
-        self.actions["predictions.outcomes"].setChecked(self.show_outcomes)
+        self.command_actions["predictions.outcomes"].setChecked(self.show_outcomes)
         self._follow_series()
         self._draw_marks()
         self._draw_legend()
@@ -229,4 +218,4 @@ class PredictionOverlay:
 
 def position_text(p) -> str:
     """The badge of prediction ``p``: ``"suggested LONG 72%"``."""
-    return f"suggested {p.position_label.upper()} {p.position_confidence:.0%}"
+    return f"suggested {p.position_label.upper()} {percent(p.position_confidence, 0)}"

@@ -25,6 +25,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 
 from ...market.candles import Candles
+from ...market.demo import DemoMarket
 from ...market.series import DEMO_SOURCE, SeriesKey
 from ...market.sources import demo_market
 from ...market.timeframes import Timeframe
@@ -48,7 +49,7 @@ class ReferenceFeed(QObject):
         self.symbol: str | None = None
         self.mode = "closed"  # closed | demo | stream | cache
         self._wanted: tuple[str, str | None, str, Timeframe] | None = None  # opened, key source
-        self._demo = None
+        self._demo: DemoMarket | None = None
         self._demo_candles: Candles | None = None
         self._opening: asyncio.Future | None = None
 
@@ -109,12 +110,13 @@ class ReferenceFeed(QObject):
     def _demo_span(self, series: Candles) -> Candles | None:
         """The demo reference's candles over ``series``' closed candles' times, extended as
         it grows."""
-        closed = len(series) - (0 if series.last_closed else 1)
+        closed = series.n_closed
         if closed <= 0:
             return None
         tf = series.timeframe.ms
         end = int(series.ts[closed - 1]) + tf
         have = self._demo_candles
+        assert self._demo is not None  # demo mode: ``start`` made it
         if have is None or not len(have) or int(have.ts[0]) > int(series.ts[0]):
             have = self._demo.candles(int(series.ts[0]), end)
         elif int(have.ts[-1]) + tf < end:

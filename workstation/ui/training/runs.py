@@ -1,5 +1,5 @@
 """The Runs tab of the training workspace: every training run of the checkpoint store, newest
-first, as its history tells it (``ml.history.list_runs``): when it started, its state, data,
+first, as its history tells it (``ml.history.listing.list_runs``): when it started, its state, data,
 preset, steps, best validation loss and evaluation verdict.
 
 A run can be opened (its recorded curves), overlaid on the run shown, resumed from its
@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...display import NO_DATA, number
 from ...timeparse import format_minute
-from .curves import NO_DATA
+from ..tables import cell_texts
 
 COLUMNS = ("Started (UTC)", "Run", "State", "Data", "Preset", "Steps", "Best val loss",
            "Verdict")
@@ -46,7 +47,7 @@ ACTIONS = (("open", "Open", "Show this run's recorded curves"),
 
 @dataclass(frozen=True)
 class RunsListed:
-    """The runs of the store (``ml.history.RunSummary``, newest first)."""
+    """The runs of the store (``ml.history.listing.RunSummary``, newest first)."""
 
     runs: list
 
@@ -64,7 +65,7 @@ class Exported:
 def list_store_runs(checkpoints_root) -> RunsListed:
     """Every run of the default model's store (reads each history: off the GUI thread)."""
     from ...ml.checkpoints import CheckpointStore
-    from ...ml.history import list_runs
+    from ...ml.history.listing import list_runs
 
     return RunsListed(list_runs(CheckpointStore(checkpoints_root)))
 
@@ -73,7 +74,8 @@ def export_run(checkpoints_root, run_id: str, kind: str, path: str) -> Exported:
     """Export run ``run_id`` as ``kind`` to ``path`` (off the GUI thread: TensorBoard's
     writer imports torch)."""
     from ...ml.checkpoints import CheckpointStore
-    from ...ml.history import export_csv, export_tensorboard, read_history
+    from ...ml.history.export import export_csv, export_tensorboard
+    from ...ml.history.reader import read_history
 
     history = read_history(CheckpointStore(checkpoints_root).run_dir(run_id))
     if kind == "csv":
@@ -88,12 +90,11 @@ def export_run(checkpoints_root, run_id: str, kind: str, path: str) -> Exported:
 
 def _cells(summary) -> tuple[str, ...]:
     started = format_minute(summary.started) if summary.started is not None else NO_DATA
-    loss = NO_DATA if summary.best_val_loss is None else f"{summary.best_val_loss:.4f}"
+    loss = number(summary.best_val_loss, ".4f")
     verdict = summary.verdict
     verdict = f"{verdict} ({summary.verdict_source})" if verdict else NO_DATA
     return (started, summary.run_id, summary.state, str(summary.provenance or NO_DATA),
-            summary.preset or NO_DATA, NO_DATA if summary.steps is None else f"{summary.steps:,}",
-            loss, verdict)
+            summary.preset or NO_DATA, number(summary.steps, ","), loss, verdict)
 
 
 class RunList(QWidget):
@@ -166,8 +167,7 @@ class RunList(QWidget):
         self._selection_changed()
 
     def rows(self) -> list[tuple[str, ...]]:
-        return [tuple(self.table.item(r, c).text() for c in range(len(COLUMNS)))
-                for r in range(self.table.rowCount())]
+        return cell_texts(self.table)
 
     def select(self, run_id: str) -> bool:
         for r, summary in enumerate(self.runs):

@@ -49,7 +49,7 @@ from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signa
 
 from ...errors import WorkstationError
 from ...market.series import SeriesKey
-from ...ml.events import EvaluationFinished, Failed
+from ...ml.events import EvaluationFinished, Failed, Finished
 from ...ml.job import TrainingRequest
 from ...ml.live import CandleSnapshot, LiveJob, LiveSession
 
@@ -122,7 +122,7 @@ class WorkerThread:
         that dropping it early never destroys a running QThread (Qt aborts the process)."""
         _started[:] = [w for w in _started if w.is_running()]
         _started.append(self)
-        self.thread.start(QThread.LowPriority)
+        self.thread.start(QThread.Priority.LowPriority)
 
     def is_running(self) -> bool:
         return self.thread.isRunning()
@@ -201,7 +201,7 @@ class TrainingJob:
 
 @dataclass(frozen=True)
 class RunCurves:
-    """Run ``run_id``'s recorded history (``ml.history.History``), read for ``purpose``:
+    """Run ``run_id``'s recorded history (``ml.history.reader.History``), read for ``purpose``:
     ``open`` (show it), ``resume`` (show it, then the resumed run's points), ``compare``
     (draw it beside the run shown) or ``restart`` (take its settings); ``error`` says why
     it could not be read (``history`` is None then)."""
@@ -216,7 +216,8 @@ def read_run_curves(checkpoints_root: Path, run_id: str, purpose: str) -> RunCur
     """``RunCurves`` of a run of the default model's store (reads the file: off the GUI
     thread)."""
     from ...ml.checkpoints import CheckpointStore
-    from ...ml.history import HistoryError, read_history
+    from ...ml.history.format import HistoryError
+    from ...ml.history.reader import read_history
 
     try:
         return RunCurves(run_id, purpose,
@@ -267,7 +268,7 @@ class TrainingWorker(ThreadWorker):
         self.job = job
         self.relay = relay
         self.stop = threading.Event()
-        self.outcome = None
+        self.outcome: Finished | Failed | None = None
 
     def work(self) -> None:
         from ...ml import job as training
@@ -331,7 +332,8 @@ class EvaluationWorker(ThreadWorker):
 
     def work(self) -> None:
         from ...ml import job as training
-        from ...ml.evaluation import EvaluationStopped, evaluate
+        from ...ml.evaluation import evaluate
+        from ...ml.folds import EvaluationStopped
 
         job = self.job
         try:

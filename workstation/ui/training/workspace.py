@@ -5,7 +5,7 @@ a window of its own, as the trader chooses (remembered in the app's settings as
 - Tab: the Training tab sits next to the Chart tab in the main window's centre; F8 switches
   between them.
 - Window: the centre has no Training tab; the training panel sits in a window of
-  its own (a child window of the main one: it closes with it, and the menus, shortcuts and
+  its own (a child window of the main one: it closes with it, and the menus, the keys and
   the command palette reach its commands). F8 brings it forward; closing it puts the
   panel back in its tab.
 
@@ -15,11 +15,16 @@ window); live mode does not, as its predictions are drawn on the chart.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
-from ..shortcuts import Command, create_actions, register
+from ..command_registry import create_command_actions
+
+if TYPE_CHECKING:
+    from .panel import TrainingPanel
 
 MODES = ("tab", "window")
 MODE_KEY = "training/workspace"
@@ -27,16 +32,6 @@ GEOMETRY_KEY = "training/window_geometry"
 CURVES_KEY = "training/curves"  # [x axis, smoothing]
 WINDOW_SIZE = (1400, 860)
 FORWARD_STATES = ("compiling", "training", "evaluating", "failed")
-
-COMMANDS = (
-    Command("view.training", "Chart / training workspace", ("F8",), "View",
-            "Switch between the chart and the training workspace (in its own window: bring "
-            "it forward)"),
-    Command("view.training_window", "Training in its own window", (), "View",
-            "Show the training workspace in a window of its own instead of a tab beside the "
-            "chart (remembered)"),
-)
-register(*COMMANDS)
 
 
 def _to_front(window: QWidget, activate: bool = True) -> None:
@@ -58,8 +53,8 @@ class TrainingWindow(QWidget):
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("trainingWindow")
         self.setWindowTitle("Workstation — Training")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        self.content = QVBoxLayout(self)
+        self.content.setContentsMargins(0, 0, 0, 0)
         self.resize(*WINDOW_SIZE)
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -70,12 +65,12 @@ class TrainingWindow(QWidget):
 class TrainingWorkspace(QObject):
     """See the module docstring. ``tabs`` is the main window's central tab widget whose first
     tab is the chart; ``panel`` the training panel; ``settings`` the app's QSettings.
-    ``actions`` (command id -> QAction) for the View menu; ``mode``; ``set_mode``;
+    ``command_actions`` (command id -> QAction) for the View menu; ``mode``; ``set_mode``;
     ``bring_forward(state)``; ``close()`` at shutdown."""
 
     mode_changed = Signal(str)
 
-    def __init__(self, window: QMainWindow, tabs: QTabWidget, panel: QWidget,
+    def __init__(self, window: QMainWindow, tabs: QTabWidget, panel: TrainingPanel,
                  settings: QSettings):
         super().__init__(window)
         self.main_window = window
@@ -84,17 +79,18 @@ class TrainingWorkspace(QObject):
         self.settings = settings
         self.page = QWidget()
         self.page.setObjectName("trainingPage")
-        QVBoxLayout(self.page).setContentsMargins(0, 0, 0, 0)
+        self.page_layout = QVBoxLayout(self.page)
+        self.page_layout.setContentsMargins(0, 0, 0, 0)
         self.window: TrainingWindow | None = None
         self._shared: list = []  # the main window's window-wide actions, shared with its own
         self.focus_chart = None
         self.mode = ""
         self._closing = False
-        self.actions = create_actions(window, {
+        self.command_actions = create_command_actions(window, {
             "view.training": self.toggle,
             "view.training_window": self._window_toggled,
         }, Qt.ShortcutContext.WindowShortcut)
-        self.actions["view.training_window"].setCheckable(True)
+        self.command_actions["view.training_window"].setCheckable(True)
         mode = settings.value(MODE_KEY, "tab")
         self._shown = False
         self.set_mode(mode if mode in MODES else "tab")
@@ -111,7 +107,7 @@ class TrainingWorkspace(QObject):
         self.mode = mode
         if mode == "tab":
             self._close_window()
-            self.page.layout().addWidget(self.panel)
+            self.page_layout.addWidget(self.panel)
             if self.tabs.indexOf(self.page) < 0:
                 self.tabs.insertTab(1, self.page, "Training")  # next to the chart
         else:
@@ -119,12 +115,12 @@ class TrainingWorkspace(QObject):
             if index >= 0:
                 self.tabs.removeTab(index)
             window = self._open_window()
-            window.layout().addWidget(self.panel)
+            window.content.addWidget(self.panel)
             if self._shown:
                 window.show()
         self.panel.show()
         self.tabs.tabBar().setVisible(self.tabs.count() > 1)
-        action = self.actions["view.training_window"]
+        action = self.command_actions["view.training_window"]
         action.blockSignals(True)
         action.setChecked(mode == "window")
         action.blockSignals(False)
@@ -132,14 +128,15 @@ class TrainingWorkspace(QObject):
         self.mode_changed.emit(mode)
 
     def _window_toggled(self) -> None:
-        self.set_mode("window" if self.actions["view.training_window"].isChecked() else "tab")
+        self.set_mode("window" if self.command_actions["view.training_window"].isChecked()
+                      else "tab")
 
     def _open_window(self) -> TrainingWindow:
         window = TrainingWindow(self.main_window)
         geometry = self.settings.value(GEOMETRY_KEY)
         if geometry is not None:
             window.restoreGeometry(geometry)
-        window.addActions(list(self.actions.values()) + self._shared)
+        window.addActions(list(self.command_actions.values()) + self._shared)
         window.closed.connect(self._window_closed)
         self.window = window
         return window
@@ -187,12 +184,13 @@ class TrainingWorkspace(QObject):
         self.tabs.setCurrentIndex(0)
         if self.focus_chart is not None:
             self.focus_chart()
-        elif self.tabs.widget(0) is not None:
-            self.tabs.widget(0).setFocus()
+        elif (chart := self.tabs.widget(0)) is not None:
+            chart.setFocus()
 
     def toggle(self) -> None:
         """F8: the chart or the workspace, whichever is not in front."""
-        in_front = self.visible and (self.mode == "tab" or self.window.isActiveWindow())
+        in_front = self.visible and (self.mode == "tab" or (
+            self.window is not None and self.window.isActiveWindow()))
         if in_front:
             self.show_chart()
         else:

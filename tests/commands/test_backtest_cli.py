@@ -1,0 +1,150 @@
+"""``workstation backtest``: the trader's marks and a run's signals after costs, beside buy &
+hold, out of sample unless asked, every assumption printed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workstation.annotations.model import Trade
+from workstation.annotations.store import AnnotationStore
+from workstation.backtest.costs import DEFAULT_FEE, costs_for
+from workstation.backtest.report import BUY_AND_HOLD
+from workstation.cli import main
+from workstation.market.csv_io import write_candles_csv
+from workstation.market.demo import demo_candles
+from workstation.market.series import SeriesKey
+from workstation.market.timeframes import ONE_MINUTE, parse_timeframe
+from workstation.paths import app_paths
+
+END = 1_700_000_040_000 - 1_700_000_040_000 % 60_000
+MIN = 60_000
+
+
+@pytest.fixture
+def series(tmp_path):
+    candles = demo_candles(3000, ONE_MINUTE, seed=5, end_ts=END)
+    return candles, write_candles_csv(candles, tmp_path / "eth.csv")
+
+
+def mark(candles, entry: int, exit_: int, direction: str) -> Trade:
+    return Trade(symbol="ETH/USDT", timeframe="1m", direction=direction,
+                 entry_ts=int(candles.ts[entry]), entry_price=float(candles.close[entry]),
+                 exit_ts=int(candles.ts[exit_]), exit_price=float(candles.close[exit_]),
+                 created_at=END, updated_at=END)
+
+
+def backtest(capsys, *argv) -> tuple[int, str, str]:
+    code = main(["backtest", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_marked_trades_fill_at_the_next_open_after_costs(series, capsys):
+    candles, path = series
+    with AnnotationStore(app_paths().annotations_db) as store:
+        store.add(mark(candles, 100, 160, "long"))
+        store.add(mark(candles, 400, 420, "short"))
+    code, out, err = backtest(capsys, "--source", f"csv:{path}", "--symbol", "ETH/USDT",
+                              "--fee-bps", "10", "--slippage-bps", "0", "--json")
+    assert code == 0, err
+    marks, hold = (json.loads(line) for line in out.splitlines())
+    assert marks["signals"] == "trader's marks" and hold["signals"] == BUY_AND_HOLD
+    trades = marks["trades"]
+    assert [(t["direction"], t["entry_bar"], t["exit_bar"]) for t in trades] == [
+        (1, 101, 161), (-1, 401, 421)]
+    assert trades[0]["entry_price"] == pytest.approx(float(candles.open[101]))
+    assert trades[1]["exit_price"] == pytest.approx(float(candles.open[421]))
+    gross = (candles.open[161] - candles.open[101]) / candles.open[101]
+    assert trades[0]["pnl"] < 10_000 * gross  # the fees come off
+    a = marks["assumptions"]
+    assert a["fee"] == 0.001 and a["fee_source"] == "given (--fee-bps)"
+    assert "hindsight" in a["sample"] and a["fill"] == "next open"
+    assert marks["metrics"]["# Trades"] == 2 and hold["metrics"]["# Trades"] == 1
+    assert marks["metrics"]["Buy & Hold Return [%]"] == pytest.approx(
+        (candles.close[-1] - candles.close[0]) / candles.close[0] * 100)
+    code, out, err = backtest(capsys, "--source", f"csv:{path}", "--symbol", "ETH/USDT")
+    assert code == 0, err
+    assert "filled at the next candle's open" in out and "slippage 1 bps" in out
+    assert "default 0.1 %" in out and "Sharpe Ratio" in out and "buy & hold" in out
+
+
+def test_a_runs_signals_are_out_of_sample_unless_asked(series, tmp_path, capsys):
+    candles, path = series
+    early = write_candles_csv(candles.slice(0, 2000), tmp_path / "early.csv")
+    assert main(["train", "--source", f"csv:{early}", "--symbol", "ETH/USDT", "--seq-len", "32",
+                 "--batch-size", "16", "--epochs", "1", "--threads", "1", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
+    code, out, err = backtest(capsys, "--source", f"csv:{path}", "--symbol", "ETH/USDT",
+                              "--signals", f"run:{run_id}", "--head", "candle",
+                              "--threshold", "0", "--json")
+    assert code == 0, err
+    model, hold = (json.loads(line) for line in out.splitlines())
+    assert model["assumptions"]["sample"] == "out of sample"
+    first, last = model["assumptions"]["period"]
+    assert first == int(candles.ts[2000]) and last == int(candles.ts[-1])  # after training
+    assert all(t["entry_bar"] > 2000 for t in model["trades"])
+    assert hold["assumptions"]["period"] == [first, last]
+    # on the candles it was trained on: refused, then labelled when asked for
+    code, _, err = backtest(capsys, "--source", f"csv:{early}", "--symbol", "ETH/USDT",
+                            "--signals", f"run:{run_id}")
+    assert code == 1 and "none of these 2,000 candles comes after them" in err
+    code, out, err = backtest(capsys, "--source", f"csv:{early}", "--symbol", "ETH/USDT",
+                              "--signals", f"run:{run_id}", "--in-sample")
+    assert code == 0, err
+    assert "IN-SAMPLE" in out and "not evidence of an edge" in out
+
+
+def test_the_fee_comes_from_the_exchange_else_a_stated_default():
+    binance = costs_for(SeriesKey("binance", "ETH/USDT", ONE_MINUTE))
+    assert binance.fee == 0.001 and "binance taker fee (ccxt)" in binance.fee_source
+    kraken = costs_for(SeriesKey("kraken", "ETH/USD", parse_timeframe("1h")))
+    assert kraken.fee == pytest.approx(0.0026) and "kraken" in kraken.fee_source
+    demo = costs_for(SeriesKey("demo", "DEMO/USDT", ONE_MINUTE))
+    assert demo.fee == DEFAULT_FEE and demo.fee_source.startswith("default")
+    given = costs_for(SeriesKey("binance", "ETH/USDT", ONE_MINUTE), fee_bps=2.5, slippage_bps=3)
+    assert (given.fee, given.slippage_bps) == (0.00025, 3)
+
+
+def test_bad_requests_are_one_line(series, capsys):
+    _, path = series
+    base = ["--source", f"csv:{path}", "--symbol", "ETH/USDT"]
+    for argv, message in (([], "no marked trade of ETH/USDT"),
+                          (["--signals", "magic"],
+                           "signals must be annotations or run:RUN, got 'magic'"),
+                          (["--size", "2"], "size must be a fraction of equity"),
+                          (["--fee-bps", "5000"], "fee must be between 0 and 10 %"),
+                          (["--threshold", "1.5"], "--threshold must be between 0 and 1"),
+                          (["--threshold", "0.4,x"], "--threshold must be numbers")):
+        code, _, err = backtest(capsys, *base, *argv)
+        assert code == 1 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_evaluate_backtests_the_test_spans_each_with_its_folds_model(capsys):
+    code = main(["evaluate", "--source", "demo", "--timeframe", "1h", "--max-candles", "3000",
+                 "--seq-len", "16", "--batch-size", "32", "--folds", "2", "--epochs", "1",
+                 "--threads", "1", "--backtest", "--threshold", "0,1", "--fee-bps", "10",
+                 "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    objects = [json.loads(line) for line in out.out.splitlines()]
+    folds = [o for o in objects if "fold" in o and o["head"] == "candle"]
+    model, never, hold = [o for o in objects if o.get("backtest")]
+    assert model["signals"] == "model candle >= 0" and hold["signals"] == BUY_AND_HOLD
+    assert never["signals"] == "model candle >= 1" and never["metrics"]["# Trades"] == 0
+    assert model["assumptions"]["sample"] == "out of sample"
+    assert model["assumptions"]["fee"] == 0.001
+    assert model["metrics"]["# Trades"] > 10  # the candle head trades candle by candle
+    n_test = sum(o["n"] for o in folds)
+    bars = [t["entry_bar"] for t in model["trades"]]
+    assert min(bars) >= 3000 - n_test - 1  # every trade inside the test spans
+    assert "backtest of the test spans" in out.err and "Sharpe Ratio" in out.err
+
+
+def test_a_ratio_over_a_ruined_equitys_volatility_reads_in_powers_of_ten():
+    from workstation.backtest.report import format_metric
+
+    assert format_metric(-3.0388e73, "") == "-3.04e+73"  # not a 75-digit number
+    assert format_metric(-0.0183, "") == "-0.02" and format_metric(-100.0, "%") == "-100.00 %"
+    assert format_metric(float("nan"), "") == "—"

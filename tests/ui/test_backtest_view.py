@@ -1,0 +1,146 @@
+"""The Backtest view in the real main window (offscreen): reached and run from the keyboard, its
+numbers are the core's, the trades are drawn on the chart and Enter shows one there, and a
+run's signals are out of sample unless the trader allows its training span, which then reads
+IN-SAMPLE."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from PySide6 import QtCore
+from PySide6.QtTest import QTest
+
+from workstation.annotations.model import Trade
+from workstation.backtest.report import BUY_AND_HOLD, IN_SAMPLE, OUT_OF_SAMPLE, SHOWN, format_metric
+from workstation.backtest.request import BacktestRequest, run_request
+from workstation.cli import main
+from workstation.market.csv_io import write_candles_csv
+from workstation.market.demo import demo_candles
+from workstation.market.timeframes import ONE_MINUTE
+from workstation.ui.backtest.view import GROUP
+
+from conftest import Key
+
+CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
+SHIFT = QtCore.Qt.KeyboardModifier.ShiftModifier
+END = 1_700_000_040_000 - 1_700_000_040_000 % 60_000
+
+
+@pytest.fixture
+def candles():
+    return demo_candles(1200, ONE_MINUTE, seed=7, end_ts=END)
+
+
+@pytest.fixture
+def window(qtbot, paths, candles, tmp_path):
+    from workstation.ui.main_window import MainWindow
+
+    path = write_candles_csv(candles, tmp_path / "eth.csv")
+    win = MainWindow(paths)
+    qtbot.addWidget(win)
+    win.resize(1500, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    asyncio.run(win.open_source(f"csv:{path}", "ETH/USDT", "1m"))
+    qtbot.waitUntil(lambda: win.chart.candles is win.live.candles and len(win.live.candles) > 0)
+    win.chart.take_focus()
+    qtbot.waitUntil(win.chart.view.hasFocus)
+    yield win
+    asyncio.run(win.shutdown())
+
+
+def mark(candles, entry: int, exit_: int, direction: str) -> Trade:
+    return Trade(symbol="ETH/USDT", timeframe="1m", direction=direction,
+                 entry_ts=int(candles.ts[entry]), entry_price=float(candles.close[entry]),
+                 exit_ts=int(candles.ts[exit_]), exit_price=float(candles.close[exit_]),
+                 created_at=END, updated_at=END)
+
+
+def drawn_marks(window) -> int:
+    return sum(r.group == GROUP for r in window.chart.overlays.markers.records.values())
+
+
+def run_from_keyboard(qtbot, view) -> object:
+    view.signals.setFocus()
+    qtbot.waitUntil(view.signals.hasFocus)  # Ctrl+Enter acts where the view has the keyboard
+    with qtbot.waitSignal(view.finished, timeout=120_000) as done:
+        QTest.keyClick(view.signals, Key.Key_Return, CTRL)
+    return done.args[0]
+
+
+def test_f9_then_ctrl_enter_backtests_the_marks_with_the_cores_numbers(window, candles, qtbot):
+    trades = [mark(candles, 100, 160, "long"), mark(candles, 400, 420, "short"),
+              mark(candles, 700, 760, "long")]
+    for trade in trades:
+        window.annotations.store.add(trade)
+    QTest.keyClick(window.chart.view, Key.Key_F9)
+    view = window.backtest.view
+    assert window.centre_tabs.currentWidget() is view
+    qtbot.waitUntil(view.signals.hasFocus)  # the keyboard is in the view, on its first field
+    view.fee.setValue(10)
+    view.slippage.setValue(2)
+    results = run_from_keyboard(qtbot, view)
+    assert isinstance(results, list), results
+    expected = run_request(BacktestRequest(fee_bps=10, slippage_bps=2), window.live.candles,
+                           window.live.key, annotations_db=window.annotations.store.path)
+    assert [r.name for r in results] == [r.name for r in expected] == \
+        ["trader's marks", BUY_AND_HOLD]
+    for label, unit in SHOWN:  # the table shows the core's numbers, for each signal
+        for result in expected:
+            assert view.metric_cell(label, result.name) == \
+                format_metric(result.metrics.get(label, float("nan")), unit), label
+    assert view.metric_cell("# Trades", "trader's marks") == "3"
+    assert "fee 0.1 %" in view.assumptions.text() and "slippage 2 bps" in view.assumptions.text()
+    assert view.plots.names() == ["trader's marks", BUY_AND_HOLD]
+    # each trade on the chart: its entry at the candle after the one marked (next open)
+    shown = view.trade_times
+    assert shown[:, 0].tolist() == [int(candles.ts[i + 1]) for i in (100, 400, 700)]
+    assert drawn_marks(window) == 2 * len(trades)
+    # Enter on a trade shows it on the chart
+    view.trades.setFocus()
+    view.trades.setCurrentCell(1, 0)
+    QTest.keyClick(view.trades, Key.Key_Return)
+    assert window.centre_tabs.currentIndex() == 0
+    t0, t1 = window.chart.time_range()
+    assert t0 <= shown[1, 0] and shown[1, 1] <= t1
+    QTest.keyClick(window.chart.view, Key.Key_B, SHIFT)  # Shift+B clears them from the chart
+    assert drawn_marks(window) == 0
+
+
+def test_a_runs_signals_are_out_of_sample_unless_allowed_then_labelled(window, candles, qtbot,
+                                                                        tmp_path, capsys):
+    early = write_candles_csv(candles.slice(0, 800), tmp_path / "early.csv")
+    assert main(["train", "--source", f"csv:{early}", "--symbol", "ETH/USDT", "--seq-len", "32",
+                 "--batch-size", "16", "--epochs", "1", "--threads", "1", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
+    QTest.keyClick(window.chart.view, Key.Key_F9)
+    view = window.backtest.view
+    index = view.signals.findData(f"run:{run_id}")
+    assert index > 0  # the saved run is offered, after the marks
+    view.signals.setCurrentIndex(index)
+    assert view.head.isEnabled() and view.threshold.isEnabled()
+    view.head.setCurrentIndex(view.head.findData("candle"))
+    view.threshold.setValue(0.0)
+    results = run_from_keyboard(qtbot, view)
+    assert isinstance(results, list), results
+    model = results[0]
+    assert model.assumptions.sample == OUT_OF_SAMPLE
+    assert model.run.span == (800, len(candles))  # the candles after its training span
+    assert view.metric_cell("# Trades", model.name) == f"{len(model.run.trades):,}"
+    assert "IN-SAMPLE" not in view.assumptions.text()
+    view.in_sample.setChecked(True)
+    results = run_from_keyboard(qtbot, view)
+    assert results[0].assumptions.sample == IN_SAMPLE
+    assert view.metrics.horizontalHeaderItem(0).text().startswith("IN-SAMPLE")
+    assert "not evidence of an edge" in view.assumptions.text()
+
+
+def test_a_failure_is_said_in_one_line_and_keeps_the_last_results(window, qtbot):
+    QTest.keyClick(window.chart.view, Key.Key_F9)
+    view = window.backtest.view
+    message = run_from_keyboard(qtbot, view)  # no marks on this market
+    assert isinstance(message, str) and "no marked trade of ETH/USDT" in message
+    assert "no marked trade" in view.status.text() and "\n" not in view.status.text()
+    assert view.results == [] and drawn_marks(window) == 0

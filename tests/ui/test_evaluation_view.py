@@ -1,0 +1,129 @@
+"""The Evaluation tab of the training dock: a walk-forward evaluation of two folds on demo
+candles (tiny preset, CPU, real worker thread), its table filled from the events, Stop, and a
+failure shown like a training failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from workstation.annotations.model import Region, Trade
+from workstation.annotations.store import AnnotationStore
+from workstation.market.demo import demo_candles
+from workstation.market.series import SeriesKey
+from workstation.market.timeframes import parse_timeframe
+from workstation.ml.events import BatchEnd, EvaluationFinished, FoldScored
+from workstation.ml.scoring import VERDICTS, describe
+from workstation.ml.targets import CLASS_HEADS
+from workstation.ui import command_registry
+from workstation.ui.live_data import LiveData
+from workstation.ui.training.evaluation_view import COLUMNS, score_cells
+
+from conftest import END_TS, WAIT_MS
+
+KEY = SeriesKey("demo", "DEMO/USDT", parse_timeframe("15m"))  # 1800 candles: 6 days a span
+
+
+@pytest.fixture
+def dock(make_dock, paths):
+    live = LiveData(paths.candle_cache)
+    live.candles = demo_candles(1800, parse_timeframe("15m"), seed=3, end_ts=END_TS)
+    live.key = KEY
+    live.candles_changed.emit("reset")
+    ts, close = live.candles.ts, live.candles.close
+    common = {"market": "demo", "symbol": "DEMO/USDT", "timeframe": "15m"}
+    with AnnotationStore(paths.annotations_db) as store:  # the trader's heads get targets
+        store.merge([Region(**common, start_ts=int(ts[0]), end_ts=int(ts[-1]),
+                            label="reviewed"),
+                     Region(**common, start_ts=int(ts[200]), end_ts=int(ts[1500]),
+                            label="uptrend")]
+                    + [Trade(**common, direction="long" if k % 2 else "short",
+                             entry_ts=int(ts[i]), entry_price=float(close[i]),
+                             exit_ts=int(ts[i + 20]), exit_price=float(close[i + 20]))
+                       for k, i in enumerate(range(50, 1750, 60))])
+    d = make_dock(live)
+    d.settings.seq_len.setValue(16)
+    d.evaluation.folds.setValue(2)
+    d.evaluation.epochs.setValue(1)
+    return d
+
+
+def record(dock) -> list:
+    events: list = []
+    dock.relay.delivered.connect(events.extend)
+    return events
+
+
+def wait_idle(qtbot, dock) -> None:
+    qtbot.waitUntil(lambda: dock.state in ("idle", "failed") and not dock.busy,
+                    timeout=WAIT_MS)
+
+
+def test_evaluation_runs_two_folds_and_fills_the_table_from_the_events(qtbot, dock):
+    action = dock.command_actions["train.evaluate"]
+    assert (action.shortcut().toString() == "F7"
+            == command_registry.command("train.evaluate").keys[0])
+    assert dock.buttons["train.evaluate"].defaultAction() is action
+    assert dock.evaluation.folds.minimum() == 2
+    events = record(dock)
+    action.trigger()
+    assert dock.state == "evaluating" and dock.busy
+    assert dock.curves.tabs.currentWidget() is dock.evaluation
+    assert not dock.evaluation.folds.isEnabled() and action.isEnabled()
+    qtbot.waitUntil(lambda: dock.events_seen["BatchEnd"] >= 1, timeout=WAIT_MS)
+    assert dock.evaluation.progress.text().startswith("fold 1 of 2: ")
+    wait_idle(qtbot, dock)
+    assert dock.state == "idle", dock.detail
+    assert dock.detail.startswith("evaluation finished: 2 folds")
+
+    folds = [e for e in events if isinstance(e, FoldScored)]
+    (finished,) = [e for e in events if isinstance(e, EvaluationFinished)]
+    assert [f.fold for f in folds] == [0, 1]
+    expected = [(f"{f.fold + 1}/2", head, *score_cells(f.heads[head]))
+                for f in folds for head in CLASS_HEADS]
+    expected += [("all", head, *score_cells(finished.summary[head])) for head in CLASS_HEADS]
+    assert dock.evaluation.rows() == expected
+    verdict, interval = COLUMNS.index("Verdict"), COLUMNS.index("95 % interval")
+    shown = dock.evaluation.rows()
+    scores = [f.heads[h] for f in folds for h in CLASS_HEADS] + list(finished.summary.values())
+    for row, score in zip(shown, scores, strict=True):
+        assert row[COLUMNS.index("Best baseline")] == score.best_baseline
+        if score.interval is None:  # a span of fewer than 5 days: no interval, no verdict
+            assert row[interval] == "—" and row[verdict] in ("too few days", "—")
+        else:
+            low, high = score.interval
+            assert row[interval] == f"[{low * 100:+.2f}, {high * 100:+.2f}] pp"
+            assert row[verdict] == score.verdict and score.verdict in VERDICTS
+    market = [row[verdict] for row in shown if row[1] in ("candle", "trend")]
+    assert len(market) == 6 and set(market) <= set(VERDICTS)
+    table = dock.evaluation.table
+    assert table.item(0, 0).toolTip() == describe("candle", folds[0].heads["candle"])
+    assert table.item(len(shown) - 1, 0).font().bold()  # the pooled rows stand out
+    assert dock.evaluation.folds.isEnabled()
+    assert dock.events_seen["RunStarted"] == 2  # one fresh model per fold
+    assert len(dock.curves.series["loss_train"]) == 0  # the folds are not the run's curves
+
+
+def test_stop_ends_the_evaluation_in_its_fold(qtbot, dock):
+    dock.evaluation.epochs.setValue(500)
+    events = record(dock)
+    dock.toggle_evaluation()
+    qtbot.waitUntil(lambda: dock.events_seen["BatchEnd"] >= 1, timeout=WAIT_MS)
+    dock.toggle_evaluation()  # the same command stops it
+    assert dock.state == "stopping"
+    wait_idle(qtbot, dock)
+    assert dock.state == "idle"
+    assert dock.detail.startswith("evaluation stopped in fold 1 of 2")
+    assert dock.evaluation.progress.text() == dock.detail
+    assert dock.evaluation.rows() == []
+    assert any(isinstance(e, BatchEnd) for e in events)
+    assert not any(isinstance(e, (FoldScored, EvaluationFinished)) for e in events)
+
+
+def test_a_failed_evaluation_is_shown_like_a_failed_run(qtbot, dock):
+    dock.evaluation.folds.setValue(40)  # too many for 1800 candles
+    dock.toggle_evaluation()
+    wait_idle(qtbot, dock)
+    assert dock.state == "failed"
+    assert "too few for 40 folds" in dock.last_error and dock.error_box.isVisibleTo(dock)
+    assert "Traceback" in dock.error_box.toPlainText()
+    assert dock.command_actions["train.evaluate"].isEnabled()  # it can run again

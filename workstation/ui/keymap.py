@@ -1,0 +1,179 @@
+"""The keymap: every command of the application and its keys, declared here once, as data.
+
+A ``Command`` is something the user can do by name (the menus, the ``Ctrl+K`` palette) and,
+when it has ``keys``, by key. ``KEYMAP`` lists them all in the order the ``?`` cheat sheet
+shows them; its groups are the cheat sheet's headings and the palette's areas.
+``command_registry`` registers them (checking that no key is claimed twice) and makes the
+``QAction``s of the widgets that handle them. Nothing here imports Qt.
+
+Keys are written as ``QKeySequence`` reads them in portable form: ``"Left"``,
+``"Shift+Left"``, ``"PgUp"``, ``"+"``, ``"Ctrl+Shift+Z"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Command:
+    """A user command: ``id`` (``area.name``), menu ``text``, its ``keys`` (first is shown
+    first), the cheat-sheet ``group`` and a one-line ``tooltip``."""
+
+    id: str
+    text: str
+    keys: tuple[str, ...] = ()
+    group: str = "General"
+    tooltip: str = ""
+
+
+CHART = "Chart"
+CHARTS = "Charts"
+ANNOTATE = "Annotate"
+PAPER_TRADING = "Paper trading"
+PREDICTIONS = "Predictions"
+TRAINING = "Training"
+VIEW = "View"
+BACKTEST = "Backtest"
+FILE = "File"
+HELP = "Help"
+
+KEYMAP: tuple[Command, ...] = (
+    # -- the chart with the keyboard (``chart.ChartWidget``) ---------------------------------
+    Command("chart.cursor_left", "Cursor to previous candle", ("Left",), CHART),
+    Command("chart.cursor_right", "Cursor to next candle", ("Right",), CHART),
+    Command("chart.cursor_left_10", "Cursor 10 candles back", ("Shift+Left",), CHART),
+    Command("chart.cursor_right_10", "Cursor 10 candles forward", ("Shift+Right",), CHART),
+    Command("chart.first", "Cursor to first candle", ("Home",), CHART),
+    Command("chart.last", "Cursor to last candle", ("End",), CHART),
+    Command("chart.zoom_in", "Zoom in", ("+", "="), CHART, "Zoom in about the cursor candle"),
+    Command("chart.zoom_out", "Zoom out", ("-",), CHART, "Zoom out about the cursor candle"),
+    Command("chart.page_back", "Back one screen", ("PgUp",), CHART,
+            "Pan one screen back in time (the cursor moves with it)"),
+    Command("chart.page_forward", "Forward one screen", ("PgDown",), CHART,
+            "Pan one screen forward in time (the cursor moves with it)"),
+    Command("chart.fit_all", "Fit all candles", ("F",), CHART),
+    Command("chart.toggle_autoscale", "Toggle price auto-scale", ("A",), CHART,
+            "Fit the price axis to the visible candles, or pin it where it is"),
+    Command("chart.go_live", "Back to the live edge", ("0",), CHART,
+            "Show the newest candle and follow new ones"),
+    Command("chart.toggle_utc", "Toggle UTC / local time", (), CHART,
+            "Show times in UTC or in the computer's time zone"),
+    Command("chart.focus", "Focus chart 1", ("Ctrl+1",), CHART,
+            "Bring the charts forward and give the keyboard to chart 1 from anywhere in the "
+            "window, so its keys act"),
+    # -- the charts of the window's centre (``chart_area.ChartArea``) ------------------------
+    *(Command(f"chart.focus_{n}", f"Focus chart {n}", (f"Ctrl+{n}",), CHARTS,
+              f"Bring the charts forward and make chart {n} the active one (its keys act)")
+      for n in (2, 3, 4)),
+    Command("chart.layout_one", "One chart", ("Alt+1",), CHARTS),
+    Command("chart.layout_side_by_side", "Two charts side by side", ("Alt+2",), CHARTS),
+    Command("chart.layout_stacked", "Two charts stacked", ("Alt+3",), CHARTS),
+    Command("chart.layout_four", "Four charts (2x2)", ("Alt+4",), CHARTS),
+    Command("chart.timeframe_down", "Shorter timeframe", ("[",), CHARTS,
+            "Show the chart on the next shorter timeframe (chart 1's is the data bar's: the "
+            "source opens on it)"),
+    Command("chart.timeframe_up", "Longer timeframe", ("]",), CHARTS,
+            "Show the chart on the next longer timeframe"),
+    Command("chart.link_symbol", "Link charts: symbol", ("Ctrl+Shift+Y",), CHARTS,
+            "Linked charts switch symbol together; unlinked ones keep the candles they show"),
+    Command("chart.link_crosshair", "Link charts: crosshair", ("Ctrl+Shift+X",), CHARTS,
+            "The crosshair on one chart marks its candle's span on the linked charts"),
+    Command("chart.link_time", "Link charts: time", ("Ctrl+Shift+T",), CHARTS,
+            "Linked charts centre on the time the moved chart centres on"),
+    Command("chart.link_active", "Link / unlink the active chart", ("Ctrl+Shift+L",), CHARTS,
+            "Put the active chart into the link group, or take it out"),
+    # -- the annotation tools (``annotations.dock.AnnotationLayer``) -------------------------
+    Command("annotate.long", "Open long at cursor", ("L",), ANNOTATE,
+            "Open a long entry at the cursor candle's close"),
+    Command("annotate.short", "Open short at cursor", ("S",), ANNOTATE,
+            "Open a short entry at the cursor candle's close"),
+    Command("annotate.close", "Close trade at cursor", ("X", "Return", "Enter"), ANNOTATE,
+            "Close the open entry at the cursor candle's close"),
+    Command("annotate.cancel", "Cancel entry / mark", ("Esc",), ANNOTATE,
+            "Drop the open entry (or the mark) without saving anything"),
+    Command("annotate.mark", "Set mark at cursor", ("M",), ANNOTATE,
+            "Start a range at the cursor candle; 1 / 2 / 3 / 4 label it"),
+    Command("annotate.uptrend", "Label mark…cursor as uptrend", ("1",), ANNOTATE),
+    Command("annotate.downtrend", "Label mark…cursor as downtrend", ("2",), ANNOTATE),
+    Command("annotate.range", "Label mark…cursor as range", ("3",), ANNOTATE),
+    Command("annotate.reviewed", "Label mark…cursor as reviewed", ("4",), ANNOTATE,
+            "Say you looked at these candles: those without a trade train as flat"),
+    Command("annotate.delete", "Delete annotation under cursor", ("Del", "Backspace"), ANNOTATE),
+    Command("annotate.next", "Next annotation", ("N",), ANNOTATE,
+            "Move the cursor to the next annotation's start"),
+    Command("annotate.previous", "Previous annotation", ("P",), ANNOTATE,
+            "Move the cursor to the previous annotation's start"),
+    Command("annotate.notes", "Edit notes…", ("E",), ANNOTATE,
+            "Edit the notes of the annotation under the cursor"),
+    Command("annotate.undo", "Undo", ("Ctrl+Z",), ANNOTATE, "Undo the last annotation change"),
+    Command("annotate.redo", "Redo", ("Ctrl+Shift+Z", "Ctrl+Y"), ANNOTATE,
+            "Redo the annotation change undone last"),
+    Command("annotate.show_labels", "Show training labels", ("T",), ANNOTATE,
+            "Show in the lanes what the trainer learns here: position and regime per candle"),
+    Command("annotate.click_mode", "Click to annotate", (), ANNOTATE,
+            "Clicks on the chart open and close trades (first click entry, second exit)"),
+    Command("annotate.export", "Export annotations…", (), ANNOTATE,
+            "Write every annotation to a JSON file (all kinds) or a CSV file (trades)"),
+    Command("annotate.import", "Import annotations…", (), ANNOTATE,
+            "Read annotations from a JSON or CSV file; a bad file imports nothing"),
+    # -- paper trading in live mode (``training.paper_view.PaperTrading``) -------------------
+    Command("train.paper", "PAPER trading (live signals)", ("Ctrl+F6",), PAPER_TRADING,
+            "In live mode, trade the model's signals on a PAPER account: simulated fills at "
+            "the next open with costs, kept across restarts; never sends an order"),
+    # -- live predictions on the chart (``training.prediction_overlay.PredictionOverlay``) ---
+    Command("predictions.outcomes", "Show prediction outcomes", ("O",), PREDICTIONS,
+            "Mark each live prediction whose candle has closed: filled right, hollow wrong"),
+    Command("predictions.clear", "Clear predictions", ("Shift+C",), PREDICTIONS,
+            "Remove the live predictions from the chart (they stay after live mode stops)"),
+    # -- training (``training.panel.TrainingPanel``) -----------------------------------------
+    Command("train.start", "Start training", ("F5",), TRAINING,
+            "Train a new run on the closed candles on screen"),
+    Command("train.live", "Live inference", ("F6",), TRAINING,
+            "Predict every new candle with the latest trained model"),
+    Command("train.live_train", "Live inference + per-candle training", ("Shift+F6",), TRAINING,
+            "Predict every new candle and train one step on each (saved as a new run at Stop)"),
+    Command("train.stop", "Stop", ("Shift+F5",), TRAINING,
+            "Stop at the next safe point and save a checkpoint"),
+    Command("train.restart", "Restart run", ("Ctrl+Shift+F5",), TRAINING,
+            "Stop what runs, then train a fresh model as a new run"),
+    Command("train.resume", "Resume", ("Ctrl+F5",), TRAINING,
+            "Continue the latest run from its checkpoint"),
+    Command("train.clear", "Clear checkpoints…", (), TRAINING,
+            "Delete every saved checkpoint (asks first; stops a running run)"),
+    Command("train.evaluate", "Run / stop walk-forward evaluation", ("F7",), TRAINING,
+            "Train and test fold after fold on the closed candles on screen, every head "
+            "beside its baselines (again: stop)"),
+    # -- the views of the window's centre (``training.workspace``, ``backtest.view``) --------
+    Command("view.training", "Chart / training workspace", ("F8",), VIEW,
+            "Switch between the chart and the training workspace (in its own window: bring "
+            "it forward)"),
+    Command("view.training_window", "Training in its own window", (), VIEW,
+            "Show the training workspace in a window of its own instead of a tab beside the "
+            "chart (remembered)"),
+    Command("view.backtest", "Chart / backtest", ("F9",), VIEW,
+            "Switch between the chart and the Backtest view"),
+    # -- backtests (``backtest.view``) -------------------------------------------------------
+    Command("backtest.run", "Run / stop the backtest", ("Ctrl+Return", "Ctrl+Enter"),
+            BACKTEST, "Backtest the chosen signals after costs, beside buy & hold"),
+    Command("backtest.clear", "Clear the backtest's trades from the chart", ("Shift+B",),
+            BACKTEST, "Remove the backtest's entry and exit marks from the chart"),
+    # -- files, themes and the window (``main_window.MainWindow``'s menus) ------------------
+    Command("file.import_candles", "Import candles…", ("Ctrl+O",), FILE,
+            "Import a candle CSV file into the candle cache and open it"),
+    Command("file.export_candles", "Export candles…", (), FILE,
+            "Write the closed candles on screen to a CSV file"),
+    Command("file.replay_from_cursor", "Replay from cursor…", (), FILE,
+            "Replay the candles after the cursor as a live feed, at a chosen speed"),
+    Command("file.quit", "Quit", ("Ctrl+Q",), FILE,
+            "Stop what runs (training saves a checkpoint) and close the window"),
+    Command("view.theme_dark", "Dark theme", (), VIEW, "Show the window in dark colours"),
+    Command("view.theme_light", "Light theme", (), VIEW, "Show the window in light colours"),
+    # -- help (``help``, the main window's Help menu) ----------------------------------------
+    Command("help.shortcuts", "Keyboard shortcuts", ("?",), HELP,
+            "Show every shortcut (again, or Esc: close)"),
+    Command("help.palette", "Command palette…", ("Ctrl+K",), HELP,
+            "Find any command by name and run it"),
+    Command("help.about", "About Workstation", (), HELP,
+            "The version of Workstation and of the libraries it runs on"),
+)

@@ -1,0 +1,170 @@
+"""The training settings form: the preset, the main hyperparameters, the higher timeframes
+and reference asset the model reads, and the device picker. ``request()`` reads it as the
+``ml.job.TrainingRequest`` every job starts from."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QLineEdit,
+    QSpinBox,
+)
+
+from ...ml.device import DeviceChoice
+from ...ml.job import TrainingRequest
+
+
+class TrainingSettings(QGroupBox):
+    """The preset and the main hyperparameters, and the device picker."""
+
+    def __init__(self, parent=None):
+        super().__init__("Settings", parent)
+        form = QFormLayout(self)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.preset = QComboBox()
+        self.device = QComboBox()
+        for box in (self.preset, self.device):  # long device names must not widen the column
+            box.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(8)
+        self.seq_len = QSpinBox()
+        self.seq_len.setRange(8, 8192)
+        self.seq_len.setToolTip("Candles per window the model sees")
+        self.batch_size = QSpinBox()
+        self.batch_size.setRange(1, 65536)
+        self.lr = QDoubleSpinBox()
+        self.lr.setDecimals(6)
+        self.lr.setRange(1e-6, 1.0)
+        self.lr.setSingleStep(1e-4)
+        self.lr.setToolTip("Peak learning rate (warm-up, then cosine decay)")
+        self.epochs = QSpinBox()
+        self.epochs.setRange(1, 100000)
+        self.epochs.setToolTip("Epochs in total (Resume continues up to this many)")
+        self.dropout = QDoubleSpinBox()
+        self.dropout.setDecimals(2)
+        self.dropout.setRange(0.0, 0.9)
+        self.dropout.setSingleStep(0.05)
+        self.grad_checkpointing = QCheckBox("Gradient checkpointing")
+        self.grad_checkpointing.setToolTip("Recompute block activations in backward: less "
+                                           "memory, more compute")
+        self.mixed_precision = QCheckBox("Mixed precision (bf16, CUDA)")
+        self.higher_timeframes = QLineEdit()
+        self.higher_timeframes.setPlaceholderText("none (e.g. 15m,1h)")
+        self.higher_timeframes.setToolTip(
+            "Also feed the last closed and the forming candle of these higher timeframes, "
+            "resampled from the series")
+        self.reference = QLineEdit()
+        self.reference.setPlaceholderText("none (e.g. BTC/USDT)")
+        self.reference.setToolTip(
+            "Also feed this asset's candles at the same times, from the series' own source; "
+            "a missing candle is masked, never filled in")
+        form.addRow("Preset", self.preset)
+        form.addRow("Device", self.device)
+        form.addRow("Seq len", self.seq_len)
+        form.addRow("Batch size", self.batch_size)
+        form.addRow("Learning rate", self.lr)
+        form.addRow("Epochs", self.epochs)
+        form.addRow("Dropout", self.dropout)
+        form.addRow(self.grad_checkpointing)
+        form.addRow(self.mixed_precision)
+        form.addRow("Higher timeframes", self.higher_timeframes)
+        form.addRow("Reference asset", self.reference)
+        self.preset.currentTextChanged.connect(self._preset_chosen)
+        self.device.currentIndexChanged.connect(self._device_chosen)
+        self.devices: list[DeviceChoice] = []
+        self._has_precision_switch = False
+        self.setEnabled(False)
+
+    def fill(self, devices: list[DeviceChoice]) -> None:
+        """Called once torch is loaded (device warm-up): presets, defaults and devices."""
+        from ...ml.config import PRESETS, TrainConfig
+
+        defaults = TrainConfig()
+        self._has_precision_switch = "mixed_precision" in {f.name for f in fields(TrainConfig)}
+        self.batch_size.setValue(defaults.batch_size)
+        self.lr.setValue(defaults.lr)
+        self.epochs.setValue(defaults.epochs)
+        self.preset.clear()
+        self.preset.addItems(list(PRESETS))
+        self.preset.setCurrentText("tiny" if "tiny" in PRESETS else next(iter(PRESETS)))
+        self._preset_chosen(self.preset.currentText())
+        self.devices = list(devices)
+        self.device.clear()
+        for choice in devices:
+            self.device.addItem(choice.label, choice.spec)
+        self.setEnabled(True)
+        self._device_chosen()
+
+    def _preset_chosen(self, name: str) -> None:
+        if not name:
+            return
+        from ...ml.config import PRESETS
+
+        config = PRESETS[name]
+        self.seq_len.setValue(config.seq_len)
+        self.dropout.setValue(config.dropout)
+        self.grad_checkpointing.setChecked(config.use_gradient_checkpointing)
+
+    def _device_chosen(self, *_args) -> None:
+        cuda = self.device_spec().startswith("cuda")
+        self.mixed_precision.setEnabled(cuda and self._has_precision_switch)
+        self.mixed_precision.setChecked(cuda)
+        self.mixed_precision.setToolTip(
+            "bf16 autocast on CUDA; CPU trains in fp32" if self._has_precision_switch else
+            "The trainer always uses bf16 autocast on CUDA and fp32 on the CPU")
+
+    def device_spec(self) -> str:
+        return self.device.currentData() or "cpu"
+
+    def device_choice(self) -> DeviceChoice | None:
+        spec = self.device_spec()
+        return next((d for d in self.devices if d.spec == spec), None)
+
+    def apply_recorded(self, preset: str | None, model_config: dict, train_config: dict,
+                       features: dict | None = None) -> None:
+        """Take a recorded run's settings (its history's start record)."""
+        features = features or {}
+        self.higher_timeframes.setText(",".join(features.get("higher_timeframes") or ()))
+        self.reference.setText(features.get("reference") or "")
+        if preset and self.preset.findText(preset) >= 0:
+            self.preset.setCurrentText(preset)
+        for box, value in ((self.seq_len, model_config.get("seq_len")),
+                           (self.batch_size, train_config.get("batch_size")),
+                           (self.epochs, train_config.get("epochs"))):
+            if isinstance(value, int):
+                box.setValue(value)
+        for double_box, value in ((self.lr, train_config.get("lr")),
+                                  (self.dropout, model_config.get("dropout"))):
+            if isinstance(value, (int, float)):
+                double_box.setValue(float(value))
+        if isinstance(model_config.get("use_gradient_checkpointing"), bool):
+            self.grad_checkpointing.setChecked(model_config["use_gradient_checkpointing"])
+        if self.mixed_precision.isEnabled() and \
+                isinstance(train_config.get("mixed_precision"), bool):
+            self.mixed_precision.setChecked(train_config["mixed_precision"])
+
+    def request(self, resume_run: str | None = None,
+                epochs: int | None = None) -> TrainingRequest:
+        """The form as a ``TrainingRequest``: the preset, its overrides (model, training, and
+        the higher timeframes and reference asset as ``FeatureSpec`` fields, checked by
+        ``ml.job.plan``) and the device. ``resume_run`` continues that run; ``epochs``
+        replaces the form's Epochs (an evaluation's folds train their own)."""
+        from ...ml.context import parse_higher_timeframes
+
+        model = {"seq_len": self.seq_len.value(), "dropout": round(self.dropout.value(), 4),
+                 "use_gradient_checkpointing": self.grad_checkpointing.isChecked()}
+        train = {"epochs": self.epochs.value() if epochs is None else epochs,
+                 "batch_size": self.batch_size.value(), "lr": self.lr.value()}
+        if self._has_precision_switch:
+            train["mixed_precision"] = self.mixed_precision.isChecked()
+        features = {"higher_timeframes": parse_higher_timeframes(self.higher_timeframes.text()),
+                    "reference": self.reference.text().strip() or None}
+        return TrainingRequest(preset=self.preset.currentText(), model_overrides=model,
+                               train_overrides=train, feature_overrides=features,
+                               device=self.device_spec(), resume_run=resume_run)
