@@ -1,8 +1,8 @@
 """The checks that keep the layering honest, run by the test suite: import-linter's contracts
 (the core imports no Qt; cli > commands > bench > ui > viewmodel > backtest > ml > annotations >
 market; the window reaches torch only through ml; ml's own modules in layers, so without
-cycles), ruff, and mypy over the whole package but a list of exceptions that only shrinks, all
-configured in pyproject.toml; and the pre-commit hooks that run the same checks."""
+cycles), ruff, and mypy over the whole package, all configured in pyproject.toml; and the
+pre-commit hooks that run the same checks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -62,48 +61,8 @@ def test_ruff_is_clean():
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
-# The most modules pyproject.toml's mypy exceptions may name: lower it whenever the list
-# shrinks, never raise it (a module added to the workstation package is typed clean).
-MAX_MYPY_EXCEPTIONS = 4
-
-
-def _ini_value(value) -> str:
-    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-
-
-def _mypy_config_without_exceptions(path: Path) -> list[str]:
-    """pyproject.toml's mypy settings as a mypy.ini at ``path``, less the override that
-    ignores errors; returns the modules that override names."""
-    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
-    overrides = mypy.pop("overrides")
-    exceptions = [o for o in overrides if o.get("ignore_errors")]
-    assert len(exceptions) == 1, "one override lists the modules mypy does not pass yet"
-    lines = ["[mypy]", *(f"{key} = {_ini_value(value)}" for key, value in mypy.items())]
-    for override in overrides:
-        if override is not exceptions[0]:
-            modules = override.pop("module")
-            lines += [f"[mypy-{','.join(modules)}]",
-                      *(f"{key} = {_ini_value(value)}" for key, value in override.items())]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return exceptions[0]["module"]
-
-
-def test_mypy_passes_everything_but_a_list_that_only_shrinks(tmp_path):
-    """mypy checks the whole package; the modules it does not pass yet are one list in
-    pyproject.toml, which may name only modules that still fail, and at most
-    ``MAX_MYPY_EXCEPTIONS`` of them."""
-    exceptions = set(_mypy_config_without_exceptions(tmp_path / "mypy.ini"))
-    result = _run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file",
-                   str(tmp_path / "mypy.ini")])
-    failing = {line.split(":", 1)[0].removesuffix(".py").removesuffix("/__init__")
-               .replace("/", ".") for line in result.stdout.splitlines() if ": error:" in line}
-    assert result.returncode in (0, 1) and (failing or result.returncode == 0), (
-        result.stdout[-4000:] + result.stderr[-2000:])
-    unlisted = sorted(failing - exceptions)
-    assert not unlisted, "mypy errors outside the exceptions list:\n" + "\n".join(
-        line for line in result.stdout.splitlines()
-        if any(line.startswith(m.replace(".", "/")) for m in unlisted))[-4000:]
-    cleaned = sorted(exceptions - failing)
-    assert not cleaned, ("typed clean now: take them off pyproject.toml's mypy exceptions "
-                         f"and lower MAX_MYPY_EXCEPTIONS: {cleaned}")
-    assert len(exceptions) <= MAX_MYPY_EXCEPTIONS, "the mypy exceptions list only shrinks"
+def test_mypy_is_clean_on_the_whole_package():
+    """The core, the window, the CLI and the benchmarks: no module is exempt."""
+    result = _run([sys.executable, "-m", "mypy", "--no-incremental"])
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert result.stdout.startswith("Success: no issues found")

@@ -190,7 +190,8 @@ class JobLaunchers:
             return None
         return snapshot
 
-    def _begin(self, worker: TrainingWorker | LiveWorker | EvaluationWorker, detail: str, state: str = "preparing") -> None:
+    def _begin(self, worker: TrainingWorker | LiveWorker | EvaluationWorker, detail: str,
+               state: str = "preparing") -> None:
         self._wanted_open = None  # recorded curves still being read are not shown now
         self.error_box.hide()
         self.last_error = None

@@ -23,9 +23,11 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from typing import cast
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
+    QFrame,
     QGridLayout,
     QGroupBox,
     QLabel,
@@ -75,10 +77,13 @@ from .runs import Exported, RunList, RunsListed
 from .runs_tab import RunsTab
 from .settings_form import TrainingSettings
 from .worker import (
+    EvaluationWorker,
+    LiveWorker,
     ProgressRelay,
     RunCurves,
     StoppedEvaluation,
     TaskFailed,
+    TrainingWorker,
     WorkerThread,
     collect_garbage_on_gui_thread,
 )
@@ -125,7 +130,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.session = TrainingSession()
         self.current_run_id: str | None = None
         self.provenance: str | None = None
-        self.events_seen: Counter = Counter()
+        self.events_seen: Counter[str] = Counter()
         self.last_error: str | None = None
         self.overlay = PredictionOverlay(chart, live_data) if chart is not None else None
         self.paper = PaperTrading(paths, live_data, chart, self)
@@ -149,7 +154,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
             "train.resume": self.resume,
             "train.clear": self.clear_checkpoints,
             "train.evaluate": self.toggle_evaluation,
-        }, context=Qt.WindowShortcut)
+        }, context=Qt.ShortcutContext.WindowShortcut)
         for command_id, action in self.command_actions.items():
             action.setIcon(icon(_ICONS[command_id]))
             if command_id in _BUTTON_TEXTS:
@@ -190,13 +195,13 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         # the curves beside it.
         self.detail_label = QLabel()
         self.detail_label.setWordWrap(True)
-        self.detail_label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.detail_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.detail_label.setFixedHeight(3 * self.detail_label.fontMetrics().lineSpacing() + 2)
-        self.detail_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.run_label = QLabel("Run —")
-        self.run_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         for label in (self.detail_label, self.run_label):
-            label.setSizePolicy(QSizePolicy.Ignored, label.sizePolicy().verticalPolicy())
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, label.sizePolicy().verticalPolicy())
         outer.addWidget(self.state_label)
         outer.addWidget(self.detail_label)
         outer.addWidget(self.run_label)
@@ -204,7 +209,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.error_box = QPlainTextEdit()
         self.error_box.setReadOnly(True)
         self.error_box.setMaximumHeight(160)
-        self.error_box.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.error_box.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.error_box.setStyleSheet("color: #ef5350")
         self.error_box.hide()
         outer.addWidget(self.error_box)
@@ -214,8 +219,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.buttons: dict[str, QToolButton] = {_IN_EVALUATION_TAB: self.evaluation.run_button}
         for i, command in enumerate(c for c in commands(TRAINING) if c.id in _BUTTONS):
             button = QToolButton()
-            button.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
-            button.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
             self.buttons[command.id] = button
             grid.addWidget(button, i // 2, i % 2)
         outer.addLayout(grid)
@@ -236,20 +241,22 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         QVBoxLayout(numbers).addWidget(self.readout)
         box.addWidget(numbers)
         box.addStretch(1)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.scroll.setFrameShape(QScrollArea.NoFrame)
-        self.scroll.setFocusPolicy(Qt.NoFocus)  # Tab goes to the settings inside it
-        self.scroll.setWidget(scrolled)
-        outer.addWidget(self.scroll, 1)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab: the settings inside it
+        self.scroll_area.setWidget(scrolled)
+        outer.addWidget(self.scroll_area, 1)
 
         right = QWidget()
         side = QVBoxLayout(right)
         side.setContentsMargins(0, 0, 0, 0)
         side.setSpacing(2)
         self.curves = TrainingCurves()
-        self.curves.live_page.layout().addWidget(self.paper.view, 2, 0)
+        live_grid = self.curves.live_page.layout()
+        assert isinstance(live_grid, QGridLayout)  # curves.TrainingCurves._tab's
+        live_grid.addWidget(self.paper.view, 2, 0)
         self.confusion = ConfusionMatrices()
         self.curves.tabs.addTab(self.confusion, "Confusion")
         self.curves.tabs.addTab(self.evaluation, "Evaluation")
@@ -258,7 +265,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.curves.tabs.addTab(self.runs, "Runs")
         side.addWidget(self.curves, 1)
 
-        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("trainingSplitter")
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(column)
@@ -360,6 +367,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         ok = True
         if self.busy:
             self.stop()
+            assert self._runner is not None  # busy
             ok = self._runner.join(max(0.0, deadline - time.monotonic()))
             if ok:
                 self._worker_finished()
@@ -406,7 +414,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
                     self._run_curves(item)
             self._evaluation_delivered([i for i in items if not isinstance(i, RunCurves)])
             return
-        training = []
+        training: list[RunStarted | BatchEnd | EpochEnd] = []
         for item in items:
             self.events_seen[type(item).__name__] += 1
             match item:
@@ -484,7 +492,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self._evaluating = False
         self.paper.stop()
         self.reference_feed.close()
-        outcome = runner.worker.outcome
+        worker = cast("TrainingWorker | EvaluationWorker | LiveWorker", runner.worker)
+        outcome = worker.outcome
         match outcome:
             case Failed():
                 if self.overlay is not None:  # a failed live run suggests nothing any more
@@ -540,6 +549,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         if self._live_ready:
             if self.overlay is not None:
                 self.overlay.clear()
-            self.paper.start(self.live_data.key, self._live_account)
+            key = self.live_data.key
+            assert key is not None  # a reset always shows a series
+            self.paper.start(key, self._live_account)
             self._follow_reference()  # beside the series now shown
             self._submit_live()

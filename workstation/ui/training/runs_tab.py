@@ -193,9 +193,9 @@ class RunsTab:
         if path is None:
             home = str(Path.home())
             if kind == "csv":
-                path, _ = QFileDialog.getSaveFileName(cast(QWidget, self), f"Export run {run_id} as CSV",
-                                                      str(Path(home) / f"{run_id}.csv"),
-                                                      "CSV files (*.csv);;All files (*)")
+                path, _ = QFileDialog.getSaveFileName(
+                    cast(QWidget, self), f"Export run {run_id} as CSV",
+                    str(Path(home) / f"{run_id}.csv"), "CSV files (*.csv);;All files (*)")
             else:
                 path = QFileDialog.getExistingDirectory(
                     cast(QWidget, self), f"Export run {run_id} for TensorBoard (a folder)", home)
