@@ -16,7 +16,8 @@ What the rules let through is ``QT_WARNINGS_ALLOWED`` and ``TIMERS_ALLOWED``, ea
 reason; nothing else may be let through anywhere.
 
 Helpers (import them with ``from conftest import ...``, or use the fixtures): ``wait_for``,
-``demo_live``, ``make_dock``, ``Host``, ``make_candles``, ``candles_csv``, ``paths``.
+``demo_live``, ``make_dock``, ``Host`` (and the ``host`` fixture), ``make_candles``,
+``candles_csv``, ``paths``.
 """
 
 from __future__ import annotations
@@ -402,3 +403,12 @@ class Host:
     def close(self) -> None:
         self.layer.close()
         self.window.close()
+
+
+@pytest.fixture
+def host(qtbot, tmp_path, candles_csv):
+    """A ``Host`` (window, chart and annotation layer) showing the ``candles_csv`` file."""
+    h = Host(qtbot, tmp_path / "ws")
+    h.open_csv(candles_csv)
+    yield h
+    h.close()

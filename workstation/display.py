@@ -45,6 +45,48 @@ def size(n_bytes: float | None) -> str:
     return f"{int(n_bytes)} bytes"
 
 
+def file_size(n_bytes: float | None) -> str:
+    """A file's size in binary units as the CLI lists them ("512 B", "1.5 KB", "2.0 GB"), or
+    "—"."""
+    if not has_value(n_bytes):
+        return NO_DATA
+    scaled = float(n_bytes)
+    for unit in ("B", "KB", "MB"):
+        if scaled < 1024:
+            return f"{scaled:.0f} B" if unit == "B" else f"{scaled:.1f} {unit}"
+        scaled /= 1024
+    return f"{scaled:.1f} GB"
+
+
+def volume(value: float | None) -> str:
+    """A traded volume, short ("3.20K", "1.05M", "12.50"; under 1: four significant
+    digits), or "—"."""
+    if not has_value(value):
+        return NO_DATA
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(value) >= limit:
+            return f"{value / limit:.2f}{suffix}"
+    return f"{value:.4g}" if value < 1 else f"{value:.2f}"
+
+
+def measure(value: float | None, digits: int = 1) -> str:
+    """A measured figure of a benchmark table: ``digits`` decimals, and from 1,000 whole
+    numbers with separators ("1,234"), or "—"."""
+    if not has_value(value):
+        return NO_DATA
+    return f"{value:,.0f}" if value >= 1000 else f"{value:.{digits}f}"
+
+
+def significant(value: float | int | str | None) -> str:
+    """Three significant digits, and from 1,000 whole numbers with separators; an int or a
+    text as it is; "—" for None, NaN and infinities."""
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return str(value)
+    if not has_value(value):
+        return NO_DATA
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
 def mebibytes(mb: float | None) -> str:
     """A memory size given in MiB, in binary units ("512 MiB"; from 1024 MiB "1.50 GiB"), or
     "—"."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
@@ -21,13 +20,6 @@ from conftest import SHIFT, Host, Key, N, make_candles
 
 CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
 
-
-@pytest.fixture
-def host(qtbot, tmp_path, candles_csv):
-    h = Host(qtbot, tmp_path / "ws")
-    h.open_csv(candles_csv)
-    yield h
-    h.close()
 
 
 def trade_fields(t: Trade):

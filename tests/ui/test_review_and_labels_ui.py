@@ -26,17 +26,10 @@ from workstation.ui.annotations.drawing import (
     mixed,
 )
 
-from conftest import Host, Key, make_candles
+from conftest import Key, make_candles
 
 COMMON = {"symbol": "ETH/USDT", "timeframe": "1m"}
 
-
-@pytest.fixture
-def host(qtbot, tmp_path, candles_csv):
-    h = Host(qtbot, tmp_path / "ws")
-    h.open_csv(candles_csv)
-    yield h
-    h.close()
 
 
 def settled(host, targets: bool | None = None) -> None:

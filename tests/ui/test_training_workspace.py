@@ -314,7 +314,7 @@ def test_hovering_a_plot_reads_out_each_line_at_the_cursor(qtbot, curves):
     assert f"train (smoothed): {curves.series['loss_smooth'].y[20]:.4f}" in text
     assert "validation: 1.5000 (step 200)" in text  # its nearest point, said where
     for other in curves.plots_on(curves.curves_page):  # the cursor in every plot of the tab
-        assert other.cursor.isVisible() and other.cursor.value() == loss.steps[20]
+        assert other.hover_line.isVisible() and other.hover_line.value() == loss.steps[20]
         assert other is plot or not other.tip.isVisible()
     accuracy = curves.plots["candle"]
     QTest.mouseMove(accuracy.view.viewport(), accuracy.view.mapFromScene(
@@ -326,7 +326,7 @@ def test_hovering_a_plot_reads_out_each_line_at_the_cursor(qtbot, curves):
         QTest.mouseMove(accuracy.view.viewport(), corner)
         qtbot.wait(10)
     qtbot.waitUntil(lambda: not accuracy.tip.isVisible())
-    assert not any(p.cursor.isVisible() for p in curves.plots_on(curves.curves_page))
+    assert not any(p.hover_line.isVisible() for p in curves.plots_on(curves.curves_page))
 
 
 def test_tick_labels_never_overlap_even_on_a_cramped_plot(qtbot):

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..display import measure
 from ..errors import WorkstationError
 from . import report
 
@@ -213,14 +214,6 @@ def _add_ratios(cases: list[dict]) -> None:
         case["targets"] = held
 
 
-def _fmt(value, digits=1) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if value >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.{digits}f}"
-
-
 def _table(cases: list[dict]) -> str:
     cols = ("renderer", "candles", "visible", "first", "pan med", "pan p95", "zoom med",
             "zoom p95", "jump", "tick med", "tick p95", "peak MB", "reps", "load")
@@ -238,10 +231,11 @@ def _table(cases: list[dict]) -> str:
         if not _measured(c):
             continue
         rows.append((c["renderer"], f"{c['candles']:,}", f"{c['visible']:,}",
-                     _fmt(c["first_paint_ms"]), _fmt(c["pan_ms_median"]),
-                     _fmt(c["pan_ms_p95"]), _fmt(c["zoom_ms_median"]), _fmt(c["zoom_ms_p95"]),
-                     _fmt(c["jump_ms_median"]), _fmt(c["tick_ms_median"], 2),
-                     _fmt(c["tick_ms_p95"], 2), _fmt(c["peak_rss_mb"], 0),
+                     measure(c["first_paint_ms"]), measure(c["pan_ms_median"]),
+                     measure(c["pan_ms_p95"]), measure(c["zoom_ms_median"]),
+                     measure(c["zoom_ms_p95"]),
+                     measure(c["jump_ms_median"]), measure(c["tick_ms_median"], 2),
+                     measure(c["tick_ms_p95"], 2), measure(c["peak_rss_mb"], 0),
                      f"{c['pan_n']}/{c['tick_n']}", f"{c.get('load_avg', 0):.1f}"))
     widths = [max(len(str(r[i])) for r in rows + [cols]) for i in range(len(cols))]
     loads = [c["load_avg"] for c in cases if "load_avg" in c]

@@ -31,6 +31,7 @@ import math
 import statistics
 import time
 
+from ..display import significant
 from . import report
 
 # torch is imported inside the functions: the CLI imports every bench module to build its
@@ -395,14 +396,6 @@ def run_infer(args) -> int:
                    f"{peak / 1e12:.2f} TFLOP/s ({peak_kind})")
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    return str(value)
-
-
 def _finish(cases: list[dict], key: str, as_json: bool, columns: tuple[str, ...],
             title: str) -> int:
     """Add each case's speed-up over the first (the reference) by ``key``, then report."""
@@ -417,6 +410,6 @@ def _finish(cases: list[dict], key: str, as_json: bool, columns: tuple[str, ...]
         print("case".ljust(width) + "".join(col.rjust(22) for col in columns))
         for case in cases:
             print(case["case"].ljust(width)
-                  + "".join(_fmt(case[col]).rjust(22) for col in columns))
+                  + "".join(significant(case[col]).rjust(22) for col in columns))
 
     return report(cases, as_json, table)

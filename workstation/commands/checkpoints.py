@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..display import NO_DATA, number
+from ..display import NO_DATA, file_size, number
 from ..errors import WorkstationError
 from ..timeparse import format_ms, parse_time_ms
 from .flags import add_reference_source_flag, add_series_flags
@@ -37,15 +37,6 @@ def register(sub) -> None:
     predict.set_defaults(func=run_predict)
 
 
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB"):
-        if size < 1024:
-            return f"{size:.0f} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
-
-
 def _stores():
     from ..ml.checkpoints import model_stores
 
@@ -69,12 +60,12 @@ def run_list(args) -> int:
         data = f"damaged: {r.error}" if r.error else str(r.provenance or NO_DATA)
         table.append((r.model, r.run_id, r.created.replace("T", " ").replace("+00:00", " UTC"),
                       number(r.step, "d"), number(r.epoch, "d"), number(_val_loss(r.metrics)),
-                      "yes" if r.has_best else "no", human_bytes(r.size_bytes), data))
+                      "yes" if r.has_best else "no", file_size(r.size_bytes), data))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
     total = sum(r.size_bytes for r in runs)
-    print(f"{len(runs)} run(s), {human_bytes(total)}")
+    print(f"{len(runs)} run(s), {file_size(total)}")
     return 0
 
 
@@ -92,7 +83,7 @@ def _store_of(run_id: str):
 def run_delete(args) -> int:
     store = _store_of(args.run)
     freed = store.delete_run(args.run)
-    print(f"deleted run {args.run} ({store.model}): freed {human_bytes(freed)}")
+    print(f"deleted run {args.run} ({store.model}): freed {file_size(freed)}")
     return 0
 
 
@@ -105,7 +96,7 @@ def run_clear(args) -> int:
         print("no saved runs to clear")
         return 0
     size = sum(i.size_bytes for i in infos)
-    what = f"{len(infos)} run(s), {human_bytes(size)} under {CheckpointStore().root}"
+    what = f"{len(infos)} run(s), {file_size(size)} under {CheckpointStore().root}"
     if not args.yes:
         if not sys.stdin or not sys.stdin.isatty():
             raise WorkstationError(f"refusing to delete {what} without confirmation: run "
@@ -120,7 +111,7 @@ def run_clear(args) -> int:
         n, b = store.clear()
         runs += n
         freed += b
-    print(f"cleared {runs} run(s): freed {human_bytes(freed)}")
+    print(f"cleared {runs} run(s): freed {file_size(freed)}")
     return 0
 
 

@@ -27,10 +27,10 @@ class Timeframe:
         return self.name
 
 
-def parse_timeframe(value: str | Timeframe) -> Timeframe:
-    """``"15m"`` -> ``Timeframe(900000, "15m")``; anything unsupported is a clear error."""
-    if isinstance(value, Timeframe):
-        return value
+def parse_timeframe(value: str) -> Timeframe:
+    """``"15m"`` -> ``Timeframe(900000, "15m")``; anything unsupported is a clear error. The
+    boundaries (command line, settings, files, stored rows) parse; inside, a ``Timeframe``
+    is passed on as it is."""
     name = str(value).strip()
     if name not in SUPPORTED:
         raise WorkstationError(

@@ -308,14 +308,6 @@ class ChartArea(QWidget):
         self._save()
         self._rebuild()
 
-    def set_timeframe(self, index: int, timeframe: str | Timeframe) -> None:
-        """The timeframe chart ``index`` (1 .. 3) is to show (over chart 1's)."""
-        if index == 0:
-            raise WorkstationError("chart 1's timeframe is the data bar's")
-        self.wanted[index] = parse_timeframe(timeframe)
-        self._save()
-        self._rebuild()
-
     # -- links -------------------------------------------------------------------------------
     def toggle_link(self, name: str) -> None:
         """Switch the ``symbol``, ``crosshair`` or ``time`` link."""

@@ -231,7 +231,7 @@ class CurvePlot(QWidget):
 
     hovered = Signal(object, float)  # (this plot, x in data coordinates)
     left = Signal(object)
-    cursor: pg.InfiniteLine  # the vertical hover line (shadows QWidget.cursor())
+    hover_line: pg.InfiniteLine  # the vertical line at the step under the mouse
 
     def __init__(self, key: str, title: str, parent=None):
         super().__init__(parent)
@@ -264,10 +264,10 @@ class CurvePlot(QWidget):
         self.bottom_axis: TickAxis = axes["bottom"]
         self.left_axis.setWidth(AXIS_WIDTH)
         self.bottom_axis.setHeight(AXIS_HEIGHT)
-        self.cursor = pg.InfiniteLine(angle=90, movable=False,
+        self.hover_line = pg.InfiniteLine(angle=90, movable=False,
                                       pen=pg.mkPen("#787b86", width=1, style=Qt.PenStyle.DotLine))
-        self.cursor.setVisible(False)
-        self.plot.addItem(self.cursor, ignoreBounds=True)
+        self.hover_line.setVisible(False)
+        self.plot.addItem(self.hover_line, ignoreBounds=True)
         self.tip = pg.TextItem(anchor=(0, 0), color="#e0e3eb", fill=pg.mkBrush(19, 23, 34, 220),
                                border=pg.mkPen("#434651"))
         self.tip.setZValue(100)
@@ -392,10 +392,10 @@ class CurvePlot(QWidget):
 
     def show_cursor(self, x: float | None) -> None:
         if x is None:
-            self.cursor.setVisible(False)
+            self.hover_line.setVisible(False)
         else:
-            self.cursor.setValue(x)
-            self.cursor.setVisible(True)
+            self.hover_line.setValue(x)
+            self.hover_line.setVisible(True)
 
     def show_tip(self, text: str, x: float | None) -> None:
         self.hover_text = text

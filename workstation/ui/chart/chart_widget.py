@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
 
-from ...display import NO_DATA
+from ...display import NO_DATA, volume
 from ...market.candles import Candles
 from ...market.series import SeriesKey
 from ...viewmodel import ChartViewModel, TimeMap, view_limits
@@ -21,7 +21,7 @@ from .guides import CrosshairItem, CursorItem, PriceLineItem, pixel_size
 from .link_marks import LinkMarksItem
 from .overlays import ChartOverlays
 from .pyramid import CandlePyramid
-from .readout import format_readout, format_volume, price_decimals
+from .readout import format_readout, price_decimals
 from .ticks import format_time, time_ticks
 from .visible import VisibleCandles, empty_visible, visible_candles
 
@@ -257,7 +257,7 @@ class ChartWidget(QtWidgets.QWidget):
         self.price_axis = PriceAxis(self.price_view, col(c.axis_text), col(c.axis_line),
                                     formatter=self._format_price_tick)
         self.volume_axis = PriceAxis(self.volume_view, col(c.axis_text), col(c.axis_line),
-                                     formatter=format_volume)
+                                     formatter=volume)
         self.time_axis = TimeAxis(self.price_view, col(c.axis_text), col(c.axis_line))
         grid.addItem(self.price_view, 0, 0)
         grid.addItem(self.price_axis, 0, 1)
@@ -803,7 +803,7 @@ class ChartWidget(QtWidgets.QWidget):
                                                  back, text))
             self.volume_axis.set_tag("cross", None)
         else:
-            self.volume_axis.set_tag("cross", Tag(point.y(), format_volume(point.y()), back,
+            self.volume_axis.set_tag("cross", Tag(point.y(), volume(point.y()), back,
                                                   text))
             self.price_axis.set_tag("cross", None)
         self._update_hover_tags()

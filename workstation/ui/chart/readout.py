@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ...display import NO_DATA, has_value
+from ...display import NO_DATA, has_value, volume
 from ...market.candles import Candles
 from .ticks import format_time
 
@@ -29,13 +29,6 @@ def price_decimals(values: np.ndarray, significant: int = 7) -> int:
         if np.all(np.abs(np.round(v, d) - v) <= tol):
             return d
     return limit
-
-
-def format_volume(v: float) -> str:
-    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if abs(v) >= limit:
-            return f"{v / limit:.2f}{suffix}"
-    return f"{v:.4g}" if v < 1 else f"{v:.2f}"
 
 
 def change_pct(candles: Candles, i: int) -> float:
@@ -60,5 +53,5 @@ def format_readout(candles: Candles, i: int, decimals: int, utc: bool,
         return (f"{when} O {o:.{decimals}f} H {h:.{decimals}f} L {l:.{decimals}f} "
                 f"C {c:.{decimals}f} {pct_text}" + (" forming" if forming else ""))
     return (f"{when} {zone}  O {o:.{decimals}f}  H {h:.{decimals}f}  L {l:.{decimals}f}  "
-            f"C {c:.{decimals}f}  V {format_volume(v)}  {pct_text}"
+            f"C {c:.{decimals}f}  V {volume(v)}  {pct_text}"
             + ("  (forming)" if forming else ""))
