@@ -34,6 +34,7 @@ def main() -> int:
     from workstation.cli import main as cli
     from workstation.market.csv_io import read_candles_csv, write_candles_csv
     from workstation.market.perturb import changed_after
+    from workstation.market.timeframes import ONE_MINUTE
 
     def run(*argv) -> str:
         out = io.StringIO()
@@ -43,9 +44,9 @@ def main() -> int:
             raise SystemExit(f"workstation {' '.join(argv)} failed ({code})")
         return out.getvalue()
 
-    series = read_candles_csv(Path(args.series), "1m")
+    series = read_candles_csv(Path(args.series), ONE_MINUTE)
     series = series.slice(max(0, len(series) - args.candles), len(series))
-    reference = read_candles_csv(Path(args.reference), "1m")
+    reference = read_candles_csv(Path(args.reference), ONE_MINUTE)
     folder = Path(home)
     files = {"eth": write_candles_csv(series, folder / "series.csv"),
              "btc": write_candles_csv(reference, folder / "reference.csv")}

@@ -62,7 +62,7 @@ def test_ruff_is_clean():
 
 
 def test_mypy_is_clean_on_the_whole_package():
-    """The core, the window, the CLI and the benchmarks: no module is exempt."""
+    """The core, the window, the CLI, the benchmarks and the scripts: no module is exempt."""
     result = _run([sys.executable, "-m", "mypy", "--no-incremental"])
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert result.stdout.startswith("Success: no issues found")
