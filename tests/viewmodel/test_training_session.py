@@ -3,9 +3,6 @@ states, what each allows, and the settings Restart takes from a run's history.""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from workstation.viewmodel.training_session import (
@@ -25,14 +22,6 @@ def in_state(state: str) -> TrainingSession:
     session = TrainingSession()
     session.move(state)
     return session
-
-
-def test_the_module_imports_no_qt():
-    code = ("import sys, workstation.viewmodel.training_session; "
-            "print(sorted(m for m in ('PySide6', 'pyqtgraph', 'torch') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, check=True)
-    assert out.stdout.strip() == "[]"
 
 
 def test_a_session_starts_preparing_the_device():
