@@ -104,3 +104,12 @@ def age(seconds: float | None) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def step(ms: int) -> str:
+    """A spacing between candles in the largest unit that divides it ("1m", "2h", "90s",
+    "250 ms")."""
+    for unit, scale in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)):
+        if ms and ms % scale == 0:
+            return f"{ms // scale}{unit}"
+    return f"{ms} ms"

@@ -1,10 +1,12 @@
-"""The annotation tool's rules in the core: a trade is priced at closed candles only."""
+"""The annotation tool's rules in the core: a trade is priced at closed candles only; N / P
+visit every annotation."""
 
 from __future__ import annotations
 
 import pytest
 
-from workstation.annotations.editing import AnnotationTools, ToolRefused
+from workstation.annotations.editing import AnnotationTools, ToolRefused, step_annotation
+from workstation.annotations.model import Point, Region, Trade
 from workstation.market.demo import demo_candles
 from workstation.market.series import MarketKey
 from workstation.market.timeframe_stack import TimeframeStack
@@ -41,3 +43,34 @@ def test_a_region_may_reach_the_forming_candle():
     tools.set_mark(c, len(c) - 5)
     region = tools.label("uptrend", c, len(c) - 1, MARKET, "1h")
     assert region.end_ts == int(c.ts[-1])
+
+
+def test_n_and_p_visit_every_annotation_in_order_of_start_end_and_id():
+    c = demo_candles(100, ONE_MINUTE, seed=2, end_ts=END)
+
+    def t(i: int) -> int:
+        return int(c.ts[i])
+
+    point = Point(symbol="DEMO/USDT", market="demo", timeframe="1m", ts=t(10))
+    trade = Trade(symbol="DEMO/USDT", market="demo", timeframe="1m", direction="long",
+                  entry_ts=t(10), entry_price=1.0, exit_ts=t(20), exit_price=1.1)
+    region = Region(symbol="DEMO/USDT", market="demo", timeframe="1m", start_ts=t(10),
+                    end_ts=t(30), label="uptrend")
+    later = Trade(symbol="DEMO/USDT", market="demo", timeframe="1m", direction="short",
+                  entry_ts=t(40), entry_price=1.0, exit_ts=t(50), exit_price=0.9)
+    anns = [later, region, trade, point]  # in no order
+    seen, selected, cursor = [], None, 0
+    while (ann := step_annotation(anns, c, cursor, selected, 1)) is not None:
+        seen.append(ann)
+        selected, cursor = ann, c.index_of(ann.span[0])
+    assert seen == [point, trade, region, later]  # three start on candle 10: each one
+    back = []
+    while (ann := step_annotation(anns, c, cursor, selected, -1)) is not None:
+        back.append(ann)
+        selected, cursor = ann, c.index_of(ann.span[0])
+    assert back == [region, trade, point]
+    # the cursor moved away from the selection: the next is found from the cursor
+    assert step_annotation(anns, c, 35, region, 1) == later
+    assert step_annotation(anns, c, 35, region, -1) == region  # the last before candle 35
+    assert step_annotation(anns, c, 10, None, 1) == later
+    assert step_annotation([], c, 10, None, 1) is None

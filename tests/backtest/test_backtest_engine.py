@@ -22,7 +22,7 @@ from workstation.backtest.engine import (
 )
 from workstation.backtest.metrics import compute_metrics
 from workstation.market.demo import demo_candles
-from workstation.market.timeframes import ONE_MINUTE
+from workstation.market.timeframes import ONE_MINUTE, parse_timeframe
 
 MIN = 60_000
 
@@ -100,11 +100,13 @@ def test_trades_and_metrics_equal_backtesting_py(market, fee):
     metrics = compute_metrics(run, candles.ts, candles.close, MIN)
     compared = 0
     for name, value in metrics.items():
-        if name in ref and ref[name] is not None:
+        if name == "CAGR [%]":  # ours: none over these 4 days (only over a year or more)
+            assert np.isnan(value) and np.isfinite(plain(ref[name]))
+        elif name in ref and ref[name] is not None:
             expected = plain(ref[name])
             assert value == pytest.approx(expected, rel=1e-9, abs=1e-12, nan_ok=True), name
             compared += 1
-    assert compared >= 28  # every metric backtesting.py reports (commissions only if any)
+    assert compared >= 27  # every other metric backtesting.py reports (commissions if any)
 
 
 def test_fractional_sizing_matches_the_reference_to_its_unit(market):
@@ -225,3 +227,22 @@ def test_bench_backtest_times_the_engine_beside_the_per_candle_loop(capsys):
     assert case["max_rel_diff"] < 1e-12  # the loop computes the same equity
     assert case["seconds"] > 0 and case["reference_seconds"] > 0
     assert isinstance(case["meets_target"], bool)
+
+
+@pytest.mark.parametrize("days", [20, 400])
+def test_the_cagr_is_backtesting_pys_over_a_year_and_none_under_one(days):
+    day = parse_timeframe("1d")
+    candles = demo_candles(days + 1, day, seed=4, end_ts=1_700_006_400_000)
+    signal = np.ones(len(candles), dtype=np.int8)
+    signal[:5] = signal[-10:] = 0  # long from after the reference's first candle, flat at the end
+    frame = pd.DataFrame({"Open": candles.open, "High": candles.high, "Low": candles.low,
+                          "Close": candles.close.astype(np.float64), "Volume": candles.volume},
+                         index=pd.to_datetime(candles.ts, unit="ms"))
+    ref = reference(frame, signal, units=1, cash=1_000_000, commission=0.001)
+    run = run_backtest(candles.open, candles.close, signal, costs=Costs(0.001),
+                       sizing=Sizing(units=1), cash=1_000_000)
+    cagr = compute_metrics(run, candles.ts, candles.close, day.ms)["CAGR [%]"]
+    if days >= 365:
+        assert cagr == pytest.approx(plain(ref["CAGR [%]"]), rel=1e-9)
+    else:  # compounded from 20 days into a year it would read as no one earned it
+        assert np.isnan(cagr) and np.isfinite(plain(ref["CAGR [%]"]))

@@ -4,13 +4,14 @@ hold, out of sample unless asked, every assumption printed."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from workstation.annotations.model import Trade
 from workstation.annotations.store import AnnotationStore
 from workstation.backtest.costs import DEFAULT_FEE, costs_for
-from workstation.backtest.report import BUY_AND_HOLD
+from workstation.backtest.report import BUY_AND_HOLD, SHORT_SPAN_CAGR, SHOWN
 from workstation.cli import main
 from workstation.market.csv_io import write_candles_csv
 from workstation.market.demo import demo_candles
@@ -33,6 +34,19 @@ def mark(candles, entry: int, exit_: int, direction: str) -> Trade:
                  entry_ts=int(candles.ts[entry]), entry_price=float(candles.close[entry]),
                  exit_ts=int(candles.ts[exit_]), exit_price=float(candles.close[exit_]),
                  created_at=END, updated_at=END)
+
+
+def assert_columns_apart_and_aligned(out: str, names: list[str]) -> None:
+    """The printed table: the titles ``names``, each row a label and one cell per title,
+    two spaces or more between any two, each cell's right edge under its title's."""
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.strip().startswith(names[0]))
+    cell = re.compile(r"\S+(?: \S+)*")  # words one space apart
+    ends = [m.end() for m in cell.finditer(lines[head])]
+    assert re.split(r" {2,}", lines[head].strip()) == names
+    for line in lines[head + 1:head + 2 + len(SHOWN)]:
+        assert len(re.split(r" {2,}", line.strip())) == 1 + len(names), line
+        assert [m.end() for m in cell.finditer(line)][1:] == ends, line
 
 
 def backtest(capsys, *argv) -> tuple[int, str, str]:
@@ -68,6 +82,12 @@ def test_marked_trades_fill_at_the_next_open_after_costs(series, capsys):
     assert code == 0, err
     assert "filled at the next candle's open" in out and "slippage 1 bps" in out
     assert "default 0.1 %" in out and "Sharpe Ratio" in out and "buy & hold" in out
+    assert_columns_apart_and_aligned(out, ["trader's marks", BUY_AND_HOLD])
+    # 3,000 minutes: no CAGR, said so; "after costs" beside the returns after costs only
+    cagr = next(line for line in out.splitlines() if line.startswith("CAGR [%]"))
+    assert cagr.split("  ")[-1].strip() == SHORT_SPAN_CAGR
+    assert re.search(r"vs buy & hold -?[\d.,]+ % after costs \(-?[\d.,]+ % before costs\)$",
+                     out.splitlines()[-1])
 
 
 def test_a_runs_signals_are_out_of_sample_unless_asked(series, tmp_path, capsys):
@@ -94,6 +114,7 @@ def test_a_runs_signals_are_out_of_sample_unless_asked(series, tmp_path, capsys)
                               "--signals", f"run:{run_id}", "--in-sample")
     assert code == 0, err
     assert "IN-SAMPLE" in out and "not evidence of an edge" in out
+    assert_columns_apart_and_aligned(out, [f"run {run_id} position", BUY_AND_HOLD])
 
 
 def test_the_fee_comes_from_the_exchange_else_a_stated_default():

@@ -182,7 +182,8 @@ def test_a_bad_symbol_is_a_clear_error_before_any_candle_request():
 
 
 def test_unknown_exchange_and_timeframe_are_clear_errors():
-    with pytest.raises(WorkstationError, match=r"ccxt has no exchange 'binanse'.*binance"):
+    with pytest.raises(WorkstationError, match=r"unknown exchange 'binanse': did you mean binance.*"
+                                              r"ids like binance, bybit"):
         CcxtFeed("binanse", "ETH/USDT")
 
     async def body():

@@ -35,3 +35,8 @@ def test_sizes_volumes_and_benchmark_figures():
     assert display.measure(12_345.6) == "12,346"
     assert display.significant(0.012345) == "0.0123" and display.significant(98_765.4) == "98,765"
     assert display.significant(42) == "42" and display.significant("cpu") == "cpu"
+
+
+def test_a_step_between_candles_reads_in_its_largest_whole_unit():
+    assert [display.step(ms) for ms in (60_000, 7_200_000, 90_000, 86_400_000, 250)] == \
+        ["1m", "2h", "90s", "1d", "250 ms"]

@@ -222,3 +222,46 @@ def test_bench_chart_annotations_prints_one_json_object_per_case(capsys):
                                                                       "pan_ms_p95"}
         assert c["chart_alone_targets"]["pan_ms_median"] == (c["without_ms_median"] <= 8.0)
     assert cases[4]["add_ms_median"] > 0
+
+
+def test_n_visits_two_annotations_that_start_on_one_candle_and_the_list_follows(host):
+    note = Point(symbol="ETH/USDT", timeframe="1m", ts=ts(100), notes="spike")
+    host.layer.store.add(note)  # starts on the short trade's candle
+    host.focus_chart()
+    host.press(Key.Key_Home)
+    stops = []
+    for _ in range(4):
+        host.press(Key.Key_N)
+        stops.append((host.chart.cursor_index, host.layer.dock.current().id))
+    assert stops == [(10, SAMPLE[0].id), (100, note.id), (100, SAMPLE[1].id),
+                     (120, SAMPLE[3].id)]
+    assert host.layer.graphics.selected.id == SAMPLE[3].id
+    host.press(Key.Key_P, times=2)
+    assert (host.chart.cursor_index, host.layer.dock.current().id) == (100, note.id)
+
+
+def test_texts_that_do_not_fit_the_list_are_elided_in_the_middle_with_tooltips(host, qtbot):
+    notes = "binance ETH/USDT breakout above the weekly high right after the CPI print"
+    host.layer.store.add(Point(symbol="ETH/USDT", timeframe="1m", ts=ts(300), notes=notes))
+    dock, table = host.layer.dock, host.layer.dock.table
+    host.window.resizeDocks([dock], [300], QtCore.Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: dock.width() <= 320)
+    index = dock.proxy.mapFromSource(host.layer.model.index(
+        host.layer.model.row_of(host.layer.model.annotations()[-1].id), 4))
+    assert index.data() == notes
+    option = QtWidgets.QStyleOptionViewItem()
+    table.itemDelegate().initStyleOption(option, index)
+    option.rect = table.visualRect(index)
+    text_rect = table.style().subElementRect(
+        QtWidgets.QStyle.SubElement.SE_ItemViewItemText, option, table)
+    assert option.fontMetrics.horizontalAdvance(notes) > text_rect.width()  # it does not fit
+    assert table.textElideMode() == QtCore.Qt.TextElideMode.ElideMiddle
+    shown = option.fontMetrics.elidedText(notes, table.textElideMode(), text_rect.width())
+    head, tail = shown.split("…")
+    assert head and tail and notes.startswith(head) and notes.endswith(tail)
+    assert index.data(QtCore.Qt.ItemDataRole.ToolTipRole) == notes
+    time_index = index.siblingAtColumn(0)
+    assert time_index.data(QtCore.Qt.ItemDataRole.ToolTipRole) == time_index.data()
+    dock.show_series(host.layer.series, "chart 1 of binance_ethusdt_spot_2023_11_1m.csv.gz")
+    label = dock.series_label
+    assert "…" in label.shown_text() and label.text() in label.toolTip()

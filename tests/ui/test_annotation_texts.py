@@ -1,14 +1,17 @@
 """P&L texts on the chart are never drawn over each other: trades minutes apart exit on one
-candle of an hourly chart, and only one of their texts is drawn there."""
+candle of an hourly chart, and share one label there ("3 trades +3.03%") whose tooltip lists
+them."""
 
 from __future__ import annotations
 
 import numpy as np
+from pyqtgraph.Qt import QtCore
 
 from workstation.annotations.model import Trade
 from workstation.market.demo import demo_candles
 from workstation.market.series import SeriesKey
 from workstation.market.timeframes import parse_timeframe
+from workstation.timeparse import format_minute
 from workstation.ui.annotations.drawing import AnnotationGraphics, _clear_of_each_other
 from workstation.ui.chart.text import TextCache
 
@@ -28,7 +31,7 @@ def test_texts_that_would_cover_each_other_are_left_out_left_to_right():
     assert _clear_of_each_other(centre[:0], top[:0], width[:0], 14.0) == []
 
 
-def test_trades_exiting_in_one_hour_show_one_pnl_text_on_the_hourly_chart(qtbot, monkeypatch):
+def test_trades_exiting_in_one_hour_share_one_label_on_the_hourly_chart(qtbot, monkeypatch):
     chart = shown_chart(qtbot)
     hours = demo_candles(200, parse_timeframe("1h"), seed=1, end_ts=END)
     chart.set_candles(hours, SeriesKey("demo", "DEMO/USDT", parse_timeframe("1h")))
@@ -54,5 +57,12 @@ def test_trades_exiting_in_one_hour_show_one_pnl_text_on_the_hourly_chart(qtbot,
     chart.zoom(40)  # some hours on screen: markers and texts, not lane ticks
     chart.view.viewport().grab()
     pnl = [t for t in drawn if t.endswith("%")]
-    assert "-1.00%" in pnl  # the short, hours later
-    assert len([t for t in pnl if t.startswith("+")]) == 1, pnl  # one of the three
+    assert sorted(pnl) == ["-1.00%", "3 trades +3.03%"], pnl  # the short, hours later, alone
+    (sx, dx, sy, dy), tips = graphics.label_tips
+    [merged] = [rect for rect, rows in tips if len(rows) == 3]
+    centre = merged.center()
+    tip = graphics.tip_at(QtCore.QPointF((centre.x() - dx) / sx, (centre.y() - dy) / sy))
+    assert tip.splitlines() == [
+        f"long {format_minute(t.entry_ts)} → {format_minute(t.exit_ts)[11:]} "
+        f"{t.pnl_pct:+.2f}%" for t in trades[:3]]
+    assert graphics.tip_at(QtCore.QPointF(-1e9, -1e9)) == ""  # over no label: none

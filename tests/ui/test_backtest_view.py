@@ -1,7 +1,7 @@
 """The Backtest view in the real main window (offscreen): reached and run from the keyboard, its
-numbers are the core's, the trades are drawn on the chart and Enter shows one there, and a
-run's signals are out of sample unless the trader allows its training span, which then reads
-IN-SAMPLE."""
+numbers are the core's and every one in sight at 1500 x 900, the trades are drawn on the chart
+and Enter shows one there, a run's signals are out of sample unless the trader allows its
+training span, which then reads IN-SAMPLE, and every choice is a command of the palette."""
 
 from __future__ import annotations
 
@@ -13,13 +13,23 @@ from PySide6 import QtCore
 from PySide6.QtTest import QTest
 
 from workstation.annotations.model import Trade
-from workstation.backtest.report import BUY_AND_HOLD, IN_SAMPLE, OUT_OF_SAMPLE, SHOWN, format_metric
+from workstation.backtest.engine import NEXT_OPEN, SAME_CLOSE
+from workstation.backtest.report import (
+    BUY_AND_HOLD,
+    IN_SAMPLE,
+    OUT_OF_SAMPLE,
+    SHORT_SPAN_CAGR,
+    SHOWN,
+    format_metric,
+    metric_text,
+)
 from workstation.backtest.request import BacktestRequest, run_request
 from workstation.cli import main
 from workstation.market.csv_io import write_candles_csv
 from workstation.market.demo import demo_candles
 from workstation.market.timeframes import ONE_MINUTE
 from workstation.ui.backtest.view import GROUP
+from workstation.ui.help import palette_entries
 
 from conftest import Key
 
@@ -62,6 +72,23 @@ def drawn_marks(window) -> int:
     return sum(r.group == GROUP for r in window.chart.overlays.markers.records.values())
 
 
+def assert_every_value_in_sight(qtbot, view) -> None:
+    """Each cell of the metrics table lies whole inside the table's viewport (once the
+    window has laid out), and a title too wide for its column is elided with the whole title
+    as its tooltip."""
+    table = view.metrics
+    qtbot.wait(50)  # the layout the new columns ask for
+    seen = table.viewport().rect()
+    for row in range(table.rowCount()):
+        for col in range(table.columnCount()):
+            cell = table.visualRect(table.model().index(row, col))
+            assert seen.contains(cell), (row, col, cell, seen)
+            text = table.item(row, col).text()
+            assert table.fontMetrics().horizontalAdvance(text) <= cell.width(), text
+    for col, result in enumerate(view.results):
+        assert table.horizontalHeaderItem(col).toolTip().endswith(result.name)
+
+
 def run_from_keyboard(qtbot, view) -> object:
     view.signals.setFocus()
     qtbot.waitUntil(view.signals.hasFocus)  # Ctrl+Enter acts where the view has the keyboard
@@ -89,9 +116,17 @@ def test_f9_then_ctrl_enter_backtests_the_marks_with_the_cores_numbers(window, c
         ["trader's marks", BUY_AND_HOLD]
     for label, unit in SHOWN:  # the table shows the core's numbers, for each signal
         for result in expected:
-            assert view.metric_cell(label, result.name) == \
-                format_metric(result.metrics.get(label, float("nan")), unit), label
+            assert view.metric_cell(label, result.name) == metric_text(result, label, unit), \
+                label
     assert view.metric_cell("# Trades", "trader's marks") == "3"
+    assert view.metric_cell("CAGR [%]", "trader's marks") == SHORT_SPAN_CAGR  # a day's span
+    assert_every_value_in_sight(qtbot, view)
+    # "after costs" beside the returns after costs; buy & hold's price change said apart
+    before = format_metric(expected[0].metrics["Buy & Hold Return [%]"], "%")
+    after = format_metric(expected[1].metrics["Return [%]"], "%")
+    assert before != after
+    assert f"vs buy & hold {after} after costs ({before} before costs)" in view.status.text()
+    assert f"{before} after costs" not in view.status.text()
     assert "fee 0.1 %" in view.assumptions.text() and "slippage 2 bps" in view.assumptions.text()
     assert view.plots.names() == ["trader's marks", BUY_AND_HOLD]
     # each trade on the chart: its entry at the candle after the one marked (next open)
@@ -130,10 +165,12 @@ def test_a_runs_signals_are_out_of_sample_unless_allowed_then_labelled(window, c
     assert model.run.span == (800, len(candles))  # the candles after its training span
     assert view.metric_cell("# Trades", model.name) == f"{len(model.run.trades):,}"
     assert "IN-SAMPLE" not in view.assumptions.text()
+    assert_every_value_in_sight(qtbot, view)  # beside a run's long name at 1500 x 900
     view.in_sample.setChecked(True)
     results = run_from_keyboard(qtbot, view)
     assert results[0].assumptions.sample == IN_SAMPLE
     assert view.metrics.horizontalHeaderItem(0).text().startswith("IN-SAMPLE")
+    assert_every_value_in_sight(qtbot, view)
     assert "not evidence of an edge" in view.assumptions.text()
 
 
@@ -144,3 +181,44 @@ def test_a_failure_is_said_in_one_line_and_keeps_the_last_results(window, qtbot)
     assert isinstance(message, str) and "no marked trade of ETH/USDT" in message
     assert "no marked trade" in view.status.text() and "\n" not in view.status.text()
     assert view.results == [] and drawn_marks(window) == 0
+
+
+def test_every_choice_of_the_view_is_a_command_of_the_palette(window, candles, qtbot,
+                                                              tmp_path, capsys):
+    view = window.backtest.view
+    entries = dict(palette_entries(window))
+    for label in ("Signals: your marked trades", "Signals: the newest saved run",
+                  "Head: position", "Head: candle", "Set the confidence level…",
+                  "Set the costs (fee, slippage)…", "Set the trade size…",
+                  "Fills: next candle's open", "Fills: same candle's close (optimistic)",
+                  "Allow a run's training span (IN-SAMPLE)"):
+        assert f"Backtest: {label}" in entries, label
+    assert window.centre_tabs.currentWidget() is not view
+    entries["Backtest: Fills: same candle's close (optimistic)"].trigger()
+    assert window.centre_tabs.currentWidget() is view  # the view comes forward
+    assert view.fill.currentData() == SAME_CLOSE and view.fill.hasFocus()
+    entries["Backtest: Fills: next candle's open"].trigger()
+    assert view.fill.currentData() == NEXT_OPEN
+    entries["Backtest: Set the costs (fee, slippage)…"].trigger()
+    assert view.fee.hasFocus()
+    # a run's choices are enabled with their fields: only once a run's signals are chosen
+    head = entries["Backtest: Head: candle"]
+    assert not head.isEnabled() and not view.head.isEnabled()
+    entries["Backtest: Signals: the newest saved run"].trigger()
+    assert "no saved run to backtest" in view.status.text()
+    early = write_candles_csv(candles.slice(0, 800), tmp_path / "early.csv")
+    assert main(["train", "--source", f"csv:{early}", "--symbol", "ETH/USDT", "--seq-len", "32",
+                 "--batch-size", "16", "--epochs", "1", "--threads", "1", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
+    entries["Backtest: Signals: the newest saved run"].trigger()
+    assert view.signals.currentData() == f"run:{run_id}"
+    assert head.isEnabled() and view.head.isEnabled()
+    head.trigger()
+    assert view.head.currentData() == "candle"
+    allow = entries["Backtest: Allow a run's training span (IN-SAMPLE)"]
+    allow.trigger()
+    assert view.in_sample.isChecked() and allow.isChecked()
+    view.in_sample.setChecked(False)  # the field and the command are one
+    assert not allow.isChecked()
+    entries["Backtest: Signals: your marked trades"].trigger()
+    assert view.signals.currentData() == "annotations" and not head.isEnabled()

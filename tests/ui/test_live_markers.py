@@ -24,14 +24,16 @@ from workstation.ml.events import LiveAccuracy, LiveEnded, LiveReady, LiveSaved,
 from workstation.ml.live import LiveJob, LiveSession, RollingAccuracy
 from workstation.ui import command_registry
 from workstation.ui.chart.overlays import LANE_BOTTOM_PX, LANE_SHAPES, lane_mark_px
+from workstation.ui.theme import CHART_COLORS
 from workstation.ui.training.prediction_overlay import (
     CURRENT,
-    DIRECTION_COLORS,
     LEGEND,
     MARKS,
+    MIN_OPACITY,
     PredictionOverlay,
     accuracy_text,
     confidence_opacity,
+    direction_colors,
 )
 
 from conftest import shown_chart
@@ -255,7 +257,7 @@ def test_one_mark_per_predicted_candle_its_legend_and_its_score(chart, live_step
     assert o.ghost is None and not len(o.markers) and not len(o.segments) and not len(o.labels)
     assert lane.shape.tolist() == [LANE_SHAPES.index(p.candle_label) for p in predictions]
     assert [lane.palette[i].name() for i in lane.color_index] == [
-        DIRECTION_COLORS[p.candle_label] for p in predictions]
+        direction_colors(chart.colors)[p.candle_label] for p in predictions]
     assert lane.opacity.tolist() == pytest.approx([confidence_opacity(p.confidence)
                                                    for p in predictions])
     assert confidence_opacity(1 / 3) < confidence_opacity(0.5) < confidence_opacity(0.8) == 1.0
@@ -296,9 +298,12 @@ def test_a_live_step_event_brings_the_sessions_score(chart, live_steps):
 
 def test_marks_are_drawn_by_shape_colour_opacity_and_outcome(chart, live_steps, qtbot):
     _, steps = live_steps
-    chart.price_view.setXRange(N - 40.5, N - 0.5, padding=0)  # 25 px a candle: 11 px marks
-    bare = grab(qtbot, chart)
+    chart.price_view.setXRange(N - 40.5, N - 0.5, padding=0)  # 25 px a candle: 15 px marks
     overlay = shown(chart, steps)
+    overlay.clear_predictions()  # the legend stays (live), so the plot keeps its height
+    bare = grab(qtbot, chart)
+    for step in steps:
+        overlay.show_step(step)
     img = grab(qtbot, chart)
     predictions = {s.prediction.ts: s.prediction for s in steps}
     wrong = {o.ts for s in steps for o in s.outcomes if o.head == "candle" and not o.correct}
@@ -318,7 +323,7 @@ def test_marks_are_drawn_by_shape_colour_opacity_and_outcome(chart, live_steps, 
     assert filled and hollow
     for t in filled:  # its colour, as opaque as the call was sure
         p = predictions[t]
-        want = QtGui.QColor(DIRECTION_COLORS[p.candle_label])
+        want = QtGui.QColor(direction_colors(chart.colors)[p.candle_label])
         assert near(centre(t), want, confidence_opacity(p.confidence), centre(t, bare)), \
             (t, centre(t).name(), centre(t, bare).name())
     for t in hollow:  # an outline only: the middle shows what is behind
@@ -359,8 +364,11 @@ def test_nothing_is_cut_by_the_axes_at_the_live_edge(chart, live_steps, qtbot):
     chart.price_view.setXRange(last - 80, last, padding=0)
     qtbot.wait(1)
     assert chart.price_view.viewRange()[0][1] == pytest.approx(last)
-    before = grab(qtbot, chart)
     overlay = shown(chart, steps)
+    overlay.clear_predictions()  # the legend stays above the plot (live): the same height
+    before = grab(qtbot, chart)
+    for step in steps:
+        overlay.show_step(step)
     label = "a label at the live candle, wider than half a candle"
     chart.overlays.add_label(int(candles.ts[last]), float(candles.close[last]), label,
                              "#ffffff", group="notes")
@@ -380,7 +388,7 @@ def test_nothing_is_cut_by_the_axes_at_the_live_edge(chart, live_steps, qtbot):
     alone = grab(qtbot, chart)
     overlay.show_step(steps[-1])
     mark = changed(alone, grab(qtbot, chart))
-    mark = mark[mark[:, 1] > box.bottom() - 20]  # the lane, not the legend
+    mark = mark[mark[:, 1] > box.bottom() - 20]  # the lane, not the badge
     s = lane_mark_px(chart.price_view.width() / 80)
     assert mark[:, 0].max() == box.right() and mark[:, 0].max() - mark[:, 0].min() + 1 == s
     assert box.bottom() - LANE_BOTTOM_PX - 2 <= mark[:, 1].max() <= box.bottom() - LANE_BOTTOM_PX
@@ -393,12 +401,11 @@ def test_nothing_is_cut_by_the_axes_at_the_live_edge(chart, live_steps, qtbot):
     text = changed(without_label, grab(qtbot, chart))
     assert text[:, 0].max() <= box.right()
     assert text[:, 0].max() - text[:, 0].min() + 1 >= metrics.horizontalAdvance(label) - 3
-    # the legend and the badge are inside too, at any zoom and height
+    # the badge is inside too, at any zoom and height (the legend is above the plot)
     chart.resize(520, 260)
     chart.fit_all()
     small = grab(qtbot, chart)
     chart.overlays.clear(CURRENT)
-    chart.overlays.clear(LEGEND)
     chart.overlays.clear(MARKS)
     chart.overlays.clear("notes")
     box = pane(chart)
@@ -455,3 +462,53 @@ def test_the_two_commands_have_keys_menus_and_a_place_in_the_cheat_sheet(chart):
         keys = command_registry.keys_text(command_registry.command(command_id))
         assert action.toolTip().endswith(f"({keys})")
     assert chart.command_actions["predictions.outcomes"].isCheckable()
+
+
+def contrast(a: QtGui.QColor, b: QtGui.QColor) -> float:
+    """WCAG's contrast ratio of two opaque colours."""
+    def luminance(c: QtGui.QColor) -> float:
+        def channel(v: float) -> float:
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+        return (0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF())
+                + 0.0722 * channel(c.blueF()))
+    lo, hi = sorted((luminance(a), luminance(b)))
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_marks_are_legible_and_the_legend_covers_no_candle(qtbot, live_steps, theme):
+    colors = CHART_COLORS[theme]
+    chart = shown_chart(qtbot, 1000, 560)
+    chart.set_colors(colors)
+    chart.set_candles(live_steps[0], KEY)
+    shown(chart, live_steps[1])
+    chart.fit_all()  # every candle on screen: 3 px each
+    qtbot.wait(1)
+    QtCore.QCoreApplication.processEvents()
+    lane = chart.overlays.lanes[MARKS]
+    (x0, x1), _ = chart.price_view.viewRange()
+    assert lane_mark_px(chart.price_view.width() / (x1 - x0)) >= 8  # narrow candles: 9 px
+    assert lane_mark_px(25.0) == 15 and lane_mark_px(1.0) == 9
+    # coloured by the call in the theme's colours, legible even as faint as a mark gets
+    background = QtGui.QColor(colors.background)
+    assert {c.name() for c in lane.palette} == {colors.up, colors.down, colors.axis_text}
+    for color in lane.palette:
+        a = MIN_OPACITY
+        faint = QtGui.QColor.fromRgbF(*(a * x + (1 - a) * y for x, y in (
+            (color.redF(), background.redF()), (color.greenF(), background.greenF()),
+            (color.blueF(), background.blueF()))))
+        assert contrast(faint, background) >= 3.0, (theme, color.name())
+    # the legend lies outside every visible candle's body
+    strip = chart.overlays.legend_strip
+    assert strip.isVisible() and strip.height() > 0
+    legend = QtCore.QRect(strip.mapToGlobal(QtCore.QPoint(0, 0)), strip.size())
+    c = chart.candles
+    i0, i1 = chart.view_model.time_map.index_range(x0, x1)
+    assert i1 - i0 == len(c)
+    for i in range(i0, i1):
+        corners = [chart.view.viewport().mapToGlobal(chart.view.mapFromScene(
+            chart.price_view.mapViewToScene(QtCore.QPointF(x, y))))
+            for x, y in ((i - 0.4, float(c.open[i])), (i + 0.4, float(c.close[i])))]
+        body = QtCore.QRect(corners[0], corners[1]).normalized()
+        assert not legend.intersects(body), (i, legend, body)
+    assert legend.bottom() < chart.view.viewport().mapToGlobal(QtCore.QPoint(0, 0)).y()

@@ -1,7 +1,8 @@
 """The Runs tab of the training workspace: every run as its history tells it, opened (its
 recorded curves), overlaid on the run shown, resumed, restarted with its settings, deleted
-with its checkpoints after a confirmation, and exported to TensorBoard and CSV (tiny preset,
-CPU, real training, real files)."""
+with its checkpoints after a confirmation, and exported to TensorBoard and CSV; the list is
+current on a run's start and end, a delete and a clear without a Refresh, and every button is a
+command of the palette (tiny preset, CPU, real training, real files)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from workstation.ml.checkpoints import CheckpointStore
 from workstation.ml.history.listing import list_runs
 from workstation.ml.history.reader import read_history
 from workstation.ml.targets import CLASS_HEADS
-from workstation.ui.training.runs import COLUMNS
+from workstation.ui.command_registry import command
+from workstation.ui.help import palette_entries
+from workstation.ui.training.runs import ACTIONS, COLUMNS
 
 from conftest import WAIT_MS
 
@@ -202,3 +205,58 @@ def test_resume_and_restart_from_the_list(qtbot, make_dock, paths):
     assert start["type"] == "start" and start["model_config"]["seq_len"] == 32
     assert start["train_config"]["epochs"] == 3 and dock.settings.seq_len.value() == 32
     assert [row[1] for row in dock.runs.rows()] == [second, first]
+
+
+def listed(dock) -> list[tuple[str, str]]:
+    """The Runs tab's (run id, state) rows."""
+    return [(row[COLUMNS.index("Run")], row[COLUMNS.index("State")]) for row in dock.runs.rows()]
+
+
+def test_the_runs_tab_is_current_on_start_finish_delete_and_clear_without_refresh(
+        qtbot, make_dock, monkeypatch):
+    dock = make_dock()
+    quiet(qtbot, dock)
+    assert listed(dock) == [] and dock.runs.count.text().startswith("no training runs yet")
+    dock.settings.epochs.setValue(500)
+    dock.start_training()  # listed while it runs
+    first = dock.current_run_id
+    qtbot.waitUntil(lambda: listed(dock) == [(first, "running")], timeout=WAIT_MS)
+    assert dock.runs.count.text() == "1 run"
+    dock.stop()  # and as it ended
+    quiet(qtbot, dock)
+    qtbot.waitUntil(lambda: listed(dock) == [(first, "stopped")], timeout=WAIT_MS)
+    second = train(qtbot, dock, 1)
+    qtbot.waitUntil(lambda: listed(dock) == [(second, "completed"), (first, "stopped")],
+                    timeout=WAIT_MS)
+    monkeypatch.setattr(QMessageBox, "question", lambda *args: QMessageBox.Yes)
+    entries = dict(palette_entries(dock))
+    dock.runs.select(first)
+    entries["Training: Delete the selected run…"].trigger()  # from the palette, as Delete…
+    qtbot.waitUntil(lambda: listed(dock) == [(second, "completed")], timeout=WAIT_MS)
+    dock.command_actions["train.clear"].trigger()
+    qtbot.waitUntil(lambda: listed(dock) == [], timeout=WAIT_MS)
+    assert dock.runs.count.text().startswith("no training runs yet")
+    quiet(qtbot, dock)
+
+
+def test_every_runs_button_is_a_command_of_the_palette_and_does_what_it_does(qtbot, make_dock,
+                                                                           paths):
+    dock = make_dock()
+    quiet(qtbot, dock)
+    run_id = train(qtbot, dock, 1)
+    qtbot.waitUntil(lambda: len(dock.runs.rows()) == 1, timeout=WAIT_MS)
+    entries = dict(palette_entries(dock))
+    for action, _text in ACTIONS:
+        label = f"Training: {command(f'runs.{action}').text}"
+        assert entries[label] is dock.runs.buttons[action].defaultAction(), label
+    dock.runs.table.clearSelection()  # the run's commands wait for a selected run
+    assert not entries["Training: Open the selected run"].isEnabled()
+    assert entries["Training: Refresh the run list"].isEnabled()
+    dock.runs.select(run_id)
+    assert all(entries[f"Training: {command(f'runs.{a}').text}"].isEnabled() for a, _ in ACTIONS)
+    dock.curves.reset()
+    entries["Training: Open the selected run"].trigger()  # as Open: its recorded curves
+    qtbot.waitUntil(lambda: dock.curves.run_id == run_id, timeout=WAIT_MS)
+    assert list(dock.curves.series["loss_train"].steps) == \
+        [b["step"] for b in history(paths, run_id).batches]
+    quiet(qtbot, dock)

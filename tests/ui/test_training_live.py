@@ -100,6 +100,29 @@ def test_live_inference_uses_the_trained_run_and_trains_nothing(qtbot, replay, m
     assert dock.events_seen["LiveSaved"] == 0 and dock.current_run_id == trained
 
 
+def test_shift_f6_in_live_inference_switches_to_per_candle_training_or_says_it_runs(
+        qtbot, replay, make_dock):
+    dock = make_dock(replay.live, replay.chart, epochs=1)
+    dock.start_training()
+    qtbot.waitUntil(lambda: dock.state == "idle" and not dock.busy, timeout=WAIT_MS)
+    trained = dock.current_run_id
+    dock.start_live()  # F6
+    wait_live(qtbot, dock)
+    live_train = dock.command_actions["train.live_train"]
+    assert live_train.isEnabled()  # Shift+F6 is heard in live mode
+    live_train.trigger()
+    assert dock.state == "stopping"
+    assert "switching to live inference with per-candle training" in dock.detail
+    qtbot.waitUntil(lambda: dock.state == "live" and dock.session.live_train
+                    and dock.events_seen["LiveReady"] == 1, timeout=WAIT_MS)
+    assert f"predicting with per-candle training · run {trained}" in dock.detail
+    live_train.trigger()  # again: it runs already, and says so
+    assert dock.state == "live" and dock.busy
+    assert "live inference with per-candle training is running already" in dock.detail
+    dock.stop()
+    qtbot.waitUntil(lambda: dock.state == "idle" and not dock.busy, timeout=WAIT_MS)
+
+
 def test_live_mode_follows_a_switch_of_series(qtbot, replay, make_dock):
     dock = make_dock(replay.live, replay.chart, epochs=1)
     dock.start_live_training()

@@ -1,5 +1,6 @@
 """The training session's state machine (``viewmodel.training_session``), without Qt: the
-states, what each allows, and the settings Restart takes from a run's history."""
+states, what each allows, how the live commands switch live mode, and the settings Restart
+takes from a run's history."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import pytest
 from workstation.viewmodel.training_session import (
     ACTIVE,
     IDLE,
+    START,
     STATES,
+    SWITCH,
     TrainingSession,
     restart_settings,
 )
@@ -70,7 +73,30 @@ def test_no_job_starts_while_another_runs(state):
     assert not session.can_start(ready=True, busy=True)
     assert not session.can_start(ready=True, busy=False)
     enabled = session.enabled(ready=True, busy=True)
-    assert not any(enabled[c] for c in STARTS)
+    switches = ("train.live", "train.live_train") if state == "live" else ()  # see below
+    assert not any(enabled[c] for c in STARTS if c not in switches)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_in_live_mode_the_other_live_command_switches_and_the_same_one_says_it_runs(training):
+    session = in_state("live")
+    session.live_train = training  # Shift+F6 started it, else F6
+    enabled = session.enabled(ready=True, busy=True)
+    assert enabled["train.live"] and enabled["train.live_train"]  # neither says nothing
+    assert session.live_command(ready=True, busy=True, train=not training) == SWITCH
+    running = "live inference" + (" with per-candle training" if training else "")
+    assert session.live_command(ready=True, busy=True, train=training) == \
+        f"{running} is running already"
+
+
+def test_a_live_command_starts_from_idle_else_says_why_not():
+    assert in_state("idle").live_command(ready=True, busy=False, train=True) == START
+    assert in_state("idle").live_command(ready=False, busy=False, train=False) == \
+        "live inference can start once the device is ready"
+    assert in_state("training").live_command(ready=True, busy=True, train=True) == \
+        "live inference with per-candle training can start once training has ended " \
+        "(Stop: Shift+F5)"
+    assert in_state("live").live_command(ready=True, busy=False, train=True) != SWITCH
 
 
 @pytest.mark.parametrize("state", ["preparing", "training", "live", "evaluating"])

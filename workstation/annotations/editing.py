@@ -6,7 +6,7 @@ Keyboard: ``open`` (L/S) starts a pending long/short entry at the cursor candle'
 drops the pending entry (or the mark); ``set_mark`` (M) and ``label`` (1/2/3/4) make a ``Region``
 from the mark to the cursor (either order), which clears the mark. ``click`` (when "Click to
 annotate" is on) opens an entry in the last direction chosen (long until one was chosen), and
-the next click closes it.
+the next click closes it. ``step_annotation`` is where N / P go next.
 
 A trade is priced at closed candles only (a forming candle's close is not known yet: on a
 higher-timeframe chart that can be a day away) and must close on a later candle than it
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.series import MarketKey
-from .model import Direction, Region, RegionLabel, Trade
+from .model import Annotation, Direction, Region, RegionLabel, Trade
 from .overlap import describe_trade, overlapping
 
 
@@ -150,3 +150,25 @@ class AnnotationTools:
         if self.pending is None:
             return self.open(self.direction, candles, index, trades)
         return self.close(candles, index, market, timeframe, trades)
+
+
+def step_annotation(annotations: Iterable[Annotation], candles: Candles, cursor: int,
+                    selected: Annotation | None, step: int) -> Annotation | None:
+    """Where N (``step`` > 0) or P (< 0) goes, in one stable order (start, end, id): the
+    annotation after (before) ``selected`` while the cursor is on ``selected``'s first candle,
+    so that annotations starting on one candle are each visited; else the first starting on a
+    candle after (the last starting on one before) ``cursor``; None when there is none."""
+    order = sorted(annotations, key=lambda a: (a.span[0], a.span[1], a.id))
+    if not order or not len(candles):
+        return None
+    last = len(candles) - 1
+    rows = [min(max(int(candles.ts.searchsorted(a.span[0], side="right")) - 1, 0), last)
+            for a in order]
+    at = next((i for i, a in enumerate(order) if selected is not None and a.id == selected.id),
+              None)
+    if at is not None and rows[at] == cursor:
+        i = at + (1 if step > 0 else -1)
+        return order[i] if 0 <= i < len(order) else None
+    if step > 0:
+        return next((a for a, row in zip(order, rows) if row > cursor), None)
+    return next((a for a, row in zip(reversed(order), reversed(rows)) if row < cursor), None)

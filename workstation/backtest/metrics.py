@@ -7,6 +7,10 @@ the annualised return by it (no risk-free rate), Calmar by the maximum drawdown.
 are per unit after fees (``ReturnPct``); the profit factor and expectancy use them, the win rate
 and SQN the cash P&L. Durations are in milliseconds, rounded up to whole candles as
 backtesting.py rounds them to the data's period. A value without data is NaN.
+
+The CAGR is given only over a span of a year or more (``cagr_known``): compounding a few days
+into a yearly rate reads as a return no one earned (a 20-day gain of 5 % as 2,210 % a year), so
+over a shorter span it is NaN and the plain return stands in its place.
 """
 
 from __future__ import annotations
@@ -18,6 +22,12 @@ from .engine import BacktestRun
 DAY_MS = 86_400_000
 TRADING_DAYS = 365
 YEAR_DAYS = 365.25
+CAGR_MIN_DAYS = 365  # the shortest span a CAGR is given for
+
+
+def cagr_known(duration_ms: float) -> bool:
+    """Whether a span of ``duration_ms`` (first to last candle) is long enough for a CAGR."""
+    return duration_ms >= CAGR_MIN_DAYS * DAY_MS
 
 
 def _geometric_mean(returns: np.ndarray) -> float:
@@ -86,8 +96,8 @@ def compute_metrics(run: BacktestRun, ts: np.ndarray, close: np.ndarray,
     s["Volatility (Ann.) [%]"] = float(np.sqrt(
         (var + (1 + g) ** 2) ** TRADING_DAYS - (1 + g) ** (2 * TRADING_DAYS)) * 100)
     years = s["Duration"] / DAY_MS / YEAR_DAYS
-    s["CAGR [%]"] = (((equity[-1] / equity[0]) ** (1 / years) - 1) * 100 if years
-                     else float("nan"))
+    s["CAGR [%]"] = (((equity[-1] / equity[0]) ** (1 / years) - 1) * 100
+                     if cagr_known(s["Duration"]) else float("nan"))
     s["Sharpe Ratio"] = s["Return (Ann.) [%]"] / (s["Volatility (Ann.) [%]"] or np.nan)
     downside = np.sqrt(np.mean(np.clip(day_returns, -np.inf, 0) ** 2)) if len(day_returns) \
         else float("nan")

@@ -11,7 +11,7 @@ import numpy as np
 from ..display import NO_DATA, has_value, number
 from ..market.candles import Candles
 from .engine import NEXT_OPEN, BacktestRun, Costs, Sizing, run_backtest
-from .metrics import compute_metrics
+from .metrics import cagr_known, compute_metrics
 from .signals import buy_and_hold_signal
 
 BUY_AND_HOLD = "buy & hold"
@@ -26,6 +26,8 @@ SHOWN = (
     ("Win Rate [%]", "%"), ("Profit Factor", ""), ("Expectancy [%]", "%"), ("# Trades", "n"),
     ("Exposure Time [%]", "%"), ("Commissions [$]", "$"),
 )
+SHORT_SPAN_CAGR = f"{NO_DATA} (under a year)"  # the CAGR of a span too short for one
+COLUMN_GAP = "  "  # between the columns of ``describe``
 
 
 @dataclass(frozen=True)
@@ -99,21 +101,49 @@ def backtest_signals(candles: Candles, signals: dict[str, tuple[np.ndarray, str]
 
 
 def describe(results: list[BacktestResult]) -> list[str]:
-    """The results as lines: the assumptions once, then one row per metric and signal."""
-    lines = results[0].assumptions.lines() if results else []
-    names = [r.name for r in results]
-    width = max(len(label) for label, _ in SHOWN) + 2
-    lines.append("".join([" " * width] + [f"{n:>22}" for n in names]))
-    lines.append("sample".ljust(width) + "".join(f"{short_sample(r.assumptions.sample):>22}"
-                                                 for r in results))
-    for label, unit in SHOWN:
-        cells = [format_metric(r.metrics.get(label, float("nan")), unit) for r in results]
-        lines.append(label.ljust(width) + "".join(f"{c:>22}" for c in cells))
+    """The results as lines: the assumptions once, then one row per metric and one
+    right-aligned column per signal, each as wide as its widest text and ``COLUMN_GAP`` from
+    the next, then the first signal's ``summary``."""
+    if not results:
+        return []
+    lines = results[0].assumptions.lines()
+    rows = [("", [r.name for r in results]),
+            ("sample", [short_sample(r.assumptions.sample) for r in results])]
+    rows += [(label, [metric_text(r, label, unit) for r in results]) for label, unit in SHOWN]
+    label_width = max(len(label) for label, _ in rows)
+    widths = [max(len(cells[col]) for _, cells in rows) for col in range(len(results))]
+    for label, cells in rows:
+        lines.append(label.ljust(label_width) + "".join(
+            COLUMN_GAP + cell.rjust(width) for cell, width in zip(cells, widths, strict=True)))
+    lines.append(summary(results))
     for r in results:
         if r.assumptions.sample == IN_SAMPLE:
             lines.append(f"{r.name}: IN-SAMPLE (the model was trained on this span): not "
                          "evidence of an edge")
     return lines
+
+
+def summary(results: list[BacktestResult]) -> str:
+    """The first signal's trades and return beside buy & hold's in one line: returns after
+    costs beside each other, buy & hold's price change before costs in brackets."""
+    signal = next((r for r in results if r.name != BUY_AND_HOLD), results[0])
+    hold = next((r for r in results if r.name == BUY_AND_HOLD), None)
+    trades = len(signal.run.trades)
+    before = format_metric(signal.metrics.get("Buy & Hold Return [%]", float("nan")), "%")
+    text = (f"{signal.name}: {trades:,} trade{'s' if trades != 1 else ''}, return "
+            f"{format_metric(signal.metrics.get('Return [%]', float('nan')), '%')} after costs")
+    if hold is None or hold is signal:
+        return f"{text} vs buy & hold {before} before costs"
+    after = format_metric(hold.metrics.get("Return [%]", float("nan")), "%")
+    return f"{text} vs buy & hold {after} after costs ({before} before costs)"
+
+
+def metric_text(result: BacktestResult, label: str, unit: str) -> str:
+    """Metric ``label`` of ``result`` as the results show it (``format_metric``); the CAGR
+    of a span under a year reads ``SHORT_SPAN_CAGR`` (``metrics.cagr_known``)."""
+    if label == "CAGR [%]" and not cagr_known(result.metrics.get("Duration", float("nan"))):
+        return SHORT_SPAN_CAGR
+    return format_metric(result.metrics.get(label, float("nan")), unit)
 
 
 def short_sample(sample: str) -> str:

@@ -13,6 +13,8 @@ from ..interrupt import signals_deferred
 from ..market.cache import CandleCache
 from ..market.candles import Candles
 from ..market.csv_io import read_candles_csv, write_candles_csv
+from ..market.file_symbol import SymbolMismatch, check_file_symbol
+from ..market.file_timeframe import on_timeframe, resampled_note
 from ..market.series import DEMO_SOURCE, SeriesKey
 from ..market.sources import demo_market
 from ..market.timeframes import SUPPORTED, Timeframe, parse_timeframe
@@ -41,6 +43,8 @@ def register(sub) -> None:
     imp.add_argument("--symbol", required=True)
     imp.add_argument("--timeframe", required=True, choices=SUPPORTED)
     imp.add_argument("--source", default="csv", help="name to file it under (default csv)")
+    imp.add_argument("--symbol-mismatch-ok", action="store_true",
+                     help="import it even though its name or prices say another symbol")
     imp.set_defaults(func=run_import)
 
     candles = sub.add_parser("candles", help="what the candle cache holds")
@@ -155,14 +159,25 @@ async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar
 
 
 def run_import(args) -> int:
+    """Import the file on ``--timeframe`` (its own, or resampled from it to a longer one); a
+    file whose name or prices say another symbol is refused unless ``--symbol-mismatch-ok``."""
     tf = parse_timeframe(args.timeframe)
-    candles = read_candles_csv(args.file, tf)
+    own = read_candles_csv(args.file)
+    candles = on_timeframe(own, tf, Path(args.file).name)
     key = SeriesKey(args.source, args.symbol, tf)
     with signals_deferred(then_ignore=True) as signalled:  # all, or (before this) none
         with _cache() as cache:
+            if not args.symbol_mismatch_ok:
+                try:
+                    check_file_symbol(cache, Path(args.file).name, key, candles)
+                except SymbolMismatch as exc:
+                    raise WorkstationError(
+                        f"{exc.reason}: nothing was imported; check --symbol, or pass "
+                        f"--symbol-mismatch-ok to import it as {key.symbol} anyway") from None
             stored = cache.put(key, candles)
         print(f"{key}: imported {stored} candles from {args.file} "
-              f"({format_ms(int(candles.ts[0]))} .. {format_ms(int(candles.ts[-1]))})")
+              f"({format_ms(int(candles.ts[0]))} .. {format_ms(int(candles.ts[-1]))})"
+              f"{resampled_note(own.timeframe, tf)}")
         if signalled.signum is not None:
             print("workstation: the signal came while the candles were being stored; the "
                   "import was finished first", file=sys.stderr)

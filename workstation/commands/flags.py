@@ -43,7 +43,7 @@ def add_reference_source_flag(parser) -> None:
     """``--reference-source``: where a reference asset's candles are read from."""
     parser.add_argument("--reference-source", metavar="SOURCE",
                         help="where the reference asset's candles are, if the model reads one "
-                             "(default: the series' own source; a file series needs csv:FILE)")
+                             "(default: the series' own source, else the candle cache)")
 
 
 def context_overrides(args) -> dict:

@@ -90,14 +90,19 @@ PROXY_FIELDS = ("httpProxy", "httpsProxy", "socksProxy", "wsProxy", "wssProxy",
                 "wsSocksProxy")
 
 
+WELL_KNOWN = ("binance", "bybit", "okx", "kraken", "coinbase")  # named when an id is unknown
+
+
 def _exchange_class(exchange_id: str):
     if exchange_id in ccxt.pro.exchanges:
         return getattr(ccxt.pro, exchange_id)
     if exchange_id in ccxt.async_support.exchanges:
         return getattr(ccxt.async_support, exchange_id)
     near = difflib.get_close_matches(exchange_id, ccxt.async_support.exchanges, n=3)
-    hint = f"; did you mean {', '.join(near)}?" if near else ""
-    raise WorkstationError(f"ccxt has no exchange {exchange_id!r}{hint}")
+    hint = f"did you mean {', '.join(near)}? " if near else ""
+    known = [name for name in WELL_KNOWN if name in ccxt.async_support.exchanges]
+    raise WorkstationError(f"unknown exchange {exchange_id!r}: {hint}ccxt knows "
+                           f"{len(ccxt.async_support.exchanges)} ids like {', '.join(known)}")
 
 
 def _page_limit(exchange, market: dict) -> int:

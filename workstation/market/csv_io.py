@@ -5,8 +5,9 @@ with or without a header, timestamps in ms or µs (Binance switched its spot arc
 2025). Parsing is strict: every row has exactly the file's column count, every field used is one
 whole number (no trailing junk), blank and ``#`` lines are skipped but counted. The whole file is
 parsed and validated before anything is returned: a bad file gives a ``CsvFormatError`` that
-names the true line, and nothing half-read. Writing uses the generic format
-and replaces the target atomically.
+names the true line, and nothing half-read. The file's own timeframe is told from its
+timestamps (``file_timeframe``): asked for a longer one it is resampled, a shorter one is
+refused. Writing uses the generic format and replaces the target atomically.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 from ..atomic import atomic_write_bytes
 from ..errors import WorkstationError
 from .candles import PRICE_FIELDS, Candles, find_problem
+from .file_timeframe import infer_timeframe, on_timeframe
 from .timeframes import Timeframe
 
 HEADER = "ts_ms,open,high,low,close,volume"
@@ -178,10 +180,12 @@ class ImportCancelled(WorkstationError):
     """``stop()`` said so between two steps of reading a file."""
 
 
-def read_candles_csv(path: str | Path, tf: Timeframe, *,
+def read_candles_csv(path: str | Path, tf: Timeframe | None = None, *,
                      progress: Progress | None = None,
                      stop: Callable[[], bool] | None = None) -> Candles:
-    """Parse and validate a candle CSV (see the module docstring); raises ``CsvFormatError``.
+    """Parse and validate a candle CSV (see the module docstring) into candles on ``tf``
+    (None: the file's own timeframe); raises ``CsvFormatError``, or a
+    ``file_timeframe.FileTimeframeError`` for a timeframe it cannot tell or give.
     ``progress`` hears how far it is (fractions 0 to 1); ``stop()`` true between two steps
     ends it with ``ImportCancelled``."""
     path = Path(path)
@@ -212,11 +216,17 @@ def read_candles_csv(path: str | Path, tf: Timeframe, *,
     _step(progress, stop, 0.9, "validating")
     ts = _timestamps_ms(path, rows, header_rows, table[:, 0])
     cols = [ts] + [np.ascontiguousarray(table[:, i + 1]) for i in range(5)]
-    problem = find_problem(*cols, timeframe=tf)
+    problem = find_problem(*cols)
     if problem is not None:
         raise CsvFormatError(f"{path}: line {rows.line_no(problem.row + header_rows)}: "
                              f"{problem.field}: {problem.reason}")
-    return Candles.from_columns(cols, tf, validate=False)
+    own = infer_timeframe(ts, path.name)
+    off_grid = np.flatnonzero(ts % own.ms)
+    if off_grid.size:
+        row = int(off_grid[0])
+        raise CsvFormatError(f"{path}: line {rows.line_no(row + header_rows)}: ts: timestamp "
+                             f"{int(ts[row])} is not on the {own.name} grid")
+    return on_timeframe(Candles.from_columns(cols, own, validate=False), tf, path.name)
 
 
 def candles_to_csv_bytes(candles: Candles) -> bytes:

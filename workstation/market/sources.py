@@ -5,7 +5,6 @@ says what to do."""
 
 from __future__ import annotations
 
-import re
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -19,8 +18,10 @@ from .cache import CacheError, CandleCache, FileStamp
 from .candles import Candles
 from .csv_io import CsvFormatError, ImportCancelled, Progress, read_candles_csv
 from .demo import DEMO_SYMBOL, DemoMarket, demo_anchor
+from .file_symbol import check_file_symbol, symbol_from_file_name
+from .file_timeframe import FileTimeframeError, infer_timeframe, on_timeframe
 from .series import DEMO_SOURCE, SeriesKey
-from .timeframes import Timeframe
+from .timeframes import ALL, Timeframe
 
 SOURCE_GRAMMAR = "demo, an exchange id, cache, cache:NAME or csv:FILE"
 
@@ -102,15 +103,6 @@ def load_series(spec: str, symbol: str | None, tf: Timeframe, *,
 
 # -- the symbol a source opens with -------------------------------------------------------
 EXCHANGE_SYMBOLS = ("ETH/USDT", "BTC/USDT")  # what an exchange opens with when nothing is known
-_QUOTES = ("USDT", "USDC", "FDUSD", "BUSD", "TUSD", "USD", "EUR", "BTC", "ETH", "BNB")
-_FILE_SYMBOL = re.compile(r"^([A-Z0-9]{2,10}?)[-_/]?(" + "|".join(_QUOTES) + r")(?=$|[^A-Z])")
-
-
-def symbol_from_file_name(name: str) -> str | None:
-    """``ETH/USDT`` for ``ethusdt_1m.csv.gz`` or ``ETH-USDT-1h.csv``; None when the name
-    does not start with a base and a known quote currency."""
-    found = _FILE_SYMBOL.match(Path(name).name.upper())
-    return f"{found.group(1)}/{found.group(2)}" if found else None
 
 
 def symbol_for(source: str, timeframe: Timeframe, *, remembered: str | None = None,
@@ -146,12 +138,14 @@ def symbol_for(source: str, timeframe: Timeframe, *, remembered: str | None = No
 # -- candle files, imported into the cache once ------------------------------------------
 @dataclass(frozen=True)
 class FileOpened:
-    """What ``open_candle_file`` found: the candles, their key, and whether the file was
-    read now (``imported``) or its cached copy was used."""
+    """What ``open_candle_file`` found: the candles, their key, whether the file was read
+    now (``imported``) or its cached copy was used, and the file's own timeframe (``own``;
+    the candles are resampled from it when the key's is longer)."""
 
     candles: Candles
     key: SeriesKey
     imported: bool
+    own: Timeframe
 
 
 def file_key(path: str | Path, symbol: str, timeframe: Timeframe) -> SeriesKey:
@@ -159,30 +153,53 @@ def file_key(path: str | Path, symbol: str, timeframe: Timeframe) -> SeriesKey:
     return SeriesKey(f"csv:{Path(path).name}", symbol, timeframe)
 
 
-def open_candle_file(path: str | Path, symbol: str, tf: Timeframe, *,
+def _imported_copy(cache: CandleCache, stamp: FileStamp, path: Path, symbol: str
+                   ) -> Candles | None:
+    """The cache's copy of the file as it is now, on the file's own timeframe (None: none,
+    or one stored under a timeframe its candles are not on, as older versions did)."""
+    for own in ALL:
+        if cache.imported(stamp, file_key(path, symbol, own)):
+            candles = cache.load(file_key(path, symbol, own))
+            try:
+                return candles if infer_timeframe(candles.ts, path.name) == own else None
+            except FileTimeframeError:
+                return None
+    return None
+
+
+def open_candle_file(path: str | Path, symbol: str, tf: Timeframe | None, *,
                      cache_path: Path, progress: Progress | None = None,
-                     stop: Callable[[], bool] | None = None) -> FileOpened:
-    """The candles of a CSV file, through the candle cache: the first opening parses and
-    validates the file and stores it in the cache (under ``file_key``, with the file's path,
-    size and mtime); later openings of the unchanged file read the cache. A changed file
-    (size or mtime) is imported again and replaces its old candles. ``progress(fraction,
-    what)`` hears how far an import is; ``stop()`` true between two steps cancels it
-    (``ImportCancelled``), leaving the cache as it was."""
+                     stop: Callable[[], bool] | None = None,
+                     symbol_ok: bool = False) -> FileOpened:
+    """The candles of a CSV file on ``tf`` (None: its own), through the candle cache: the
+    first opening parses and validates the file and stores it in the cache on its own
+    timeframe (under ``file_key``, with the file's path, size and mtime); later openings of
+    the unchanged file read the cache. A ``tf`` longer than the file's own is resampled
+    from it, a shorter one refused (``file_timeframe.on_timeframe``), before anything is
+    stored. A file that
+    contradicts ``symbol`` raises ``SymbolMismatch`` unless ``symbol_ok`` (nothing stored).
+    A changed file (size or mtime) is imported again and replaces its old candles.
+    ``progress(fraction, what)`` hears how far an import is; ``stop()`` true between two
+    steps cancels it (``ImportCancelled``), leaving the cache as it was."""
     path = Path(path).expanduser()
-    key = file_key(path, symbol, tf)
     try:
         stamp = FileStamp.of(path)
     except CacheError as exc:
         raise CsvFormatError(str(exc)) from None
     with CandleCache(cache_path) as cache:
-        if cache.imported(stamp, key):
-            return FileOpened(cache.load(key), key, imported=False)
+        copy = _imported_copy(cache, stamp, path, symbol)
+    if copy is not None:
+        return FileOpened(on_timeframe(copy, tf, path.name),
+                          file_key(path, symbol, tf or copy.timeframe), imported=False,
+                          own=copy.timeframe)
 
     def reading(done: float, what: str) -> None:
         if progress is not None:
             progress(0.85 * done, what)
 
-    candles = read_candles_csv(path, tf, progress=reading, stop=stop)
+    candles = read_candles_csv(path, progress=reading, stop=stop)
+    shown = on_timeframe(candles, tf, path.name)
+    own_key = file_key(path, symbol, candles.timeframe)
 
     def storing(done: float) -> None:
         if stop is not None and stop():
@@ -191,8 +208,11 @@ def open_candle_file(path: str | Path, symbol: str, tf: Timeframe, *,
             progress(0.85 + 0.15 * done, "storing in the candle cache")
 
     with CandleCache(cache_path) as cache:
-        cache.replace_with_file(key, candles, stamp, progress=storing)
-    return FileOpened(candles, key, imported=True)
+        if not symbol_ok:
+            check_file_symbol(cache, path.name, own_key, candles, replaced=True)
+        cache.replace_with_file(own_key, candles, stamp, progress=storing)
+    return FileOpened(shown, file_key(path, symbol, shown.timeframe), imported=True,
+                      own=candles.timeframe)
 
 
 def _cached_key(cache: CandleCache, source: SourceSpec, symbol: str, tf: Timeframe

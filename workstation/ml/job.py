@@ -187,19 +187,29 @@ class Reference:
 def load_reference(features: FeatureSpec, series: SeriesKey, source: str | None = None,
                    loader=None) -> Reference | None:
     """The reference asset's candles the features ask for (None: they use none), on the
-    series' timeframe, from ``source`` or else the series' own source (a file series needs
-    ``source``: another file). ``loader`` is ``market.sources.load_series``'s signature."""
+    series' timeframe, from ``source``; by default from the series' own source where it has
+    them (the demo market's from the demo market), else from the candle cache under whatever
+    source they were stored (an import, a fetch). ``loader`` is
+    ``market.sources.load_series``'s signature."""
     if not features.reference:
         return None
-    if source is None:
-        if series.source.startswith("csv"):
-            raise WorkstationError(f"the features use {features.reference} as a reference "
-                                   f"asset: name the file of its candles with "
-                                   f"--reference-source csv:FILE")
-        source = series.source
     if loader is None:
         from ..market.sources import load_series as loader
-    candles, key = loader(source, features.reference, series.timeframe)
+    if source is not None or series.is_demo:
+        candles, key = loader(source or series.source, features.reference, series.timeframe)
+        return Reference(candles, key)
+    if not series.source.startswith("csv:"):  # a file read directly has no cached candles
+        try:
+            candles, key = loader(series.source, features.reference, series.timeframe)
+            return Reference(candles, key)
+        except WorkstationError:
+            pass  # not under the series' own source: anywhere in the cache
+    try:
+        candles, key = loader("cache", features.reference, series.timeframe)
+    except WorkstationError as exc:
+        raise WorkstationError(f"the features use {features.reference} as a reference asset: "
+                               f"{exc}; or name where its candles are with "
+                               f"--reference-source csv:FILE (or cache:NAME)") from None
     return Reference(candles, key)
 
 

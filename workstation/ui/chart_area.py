@@ -147,7 +147,7 @@ class ChartArea(QWidget):
         self.command_actions = create_command_actions(self.window(), {
             "chart.focus": lambda: self.focus_chart(0),
             **{f"chart.focus_{n}": _call(self.focus_chart, n - 1) for n in (2, 3, 4)},
-            **{f"chart.layout_{name}": _call(self.set_layout, name) for name in LAYOUTS},
+            **{f"chart.layout_{name}": _call(self.switch_layout, name) for name in LAYOUTS},
             "chart.link_symbol": lambda: self.toggle_link("symbol"),
             "chart.link_crosshair": lambda: self.toggle_link("crosshair"),
             "chart.link_time": lambda: self.toggle_link("time"),
@@ -270,6 +270,12 @@ class ChartArea(QWidget):
         window = self.window()
         if isinstance(window, QMainWindow):  # Tab walks the charts in their places
             set_tab_order(window_areas(window))
+
+    def switch_layout(self, name: str) -> None:
+        """The layout commands: show layout ``name`` and give its active chart the keyboard
+        (hiding and re-placing the charts would leave the focus on whatever came next)."""
+        self.set_layout(name)
+        self.focus_chart(self.active)
 
     def activate(self, index: int) -> None:
         """Make chart ``index`` (0-based, of the layout) the active one: outlined, its keys

@@ -15,7 +15,38 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QToolBar, QWidget
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QComboBox,
+    QDockWidget,
+    QLineEdit,
+    QMainWindow,
+    QPlainTextEdit,
+    QTabBar,
+    QTextEdit,
+    QToolBar,
+    QWidget,
+)
+
+
+def to_front(window: QWidget, activate: bool = True) -> None:
+    """Show ``window`` above the others, where the platform has windows to raise (the
+    offscreen and minimal platforms have none, and warn), and give it the keyboard."""
+    window.show()
+    if QGuiApplication.platformName() not in ("offscreen", "minimal"):
+        window.raise_()
+    if activate:
+        window.activateWindow()
+
+
+def types_text(widget: QWidget | None) -> bool:
+    """Whether keys typed into ``widget`` become text (a chart key there would type)."""
+    if isinstance(widget, QComboBox):
+        return widget.isEditable()
+    if isinstance(widget, (QLineEdit, QAbstractSpinBox, QTextEdit, QPlainTextEdit)):
+        return not widget.isReadOnly()
+    return False
 
 
 def takes_tab(widget: QWidget) -> bool:

@@ -9,6 +9,7 @@ the same (``palette_entries``).
 from __future__ import annotations
 
 import platform
+import re
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QKeyEvent
@@ -151,9 +152,35 @@ class _Query(QLineEdit):
         super().keyPressEvent(event)
 
 
+def match_rank(query: str, label: str, keys: str = "", tip: str = "") -> int | None:
+    """How well a command (its ``label`` ``"Area: text"``, ``keys`` and tooltip ``tip``)
+    matches the typed ``query``: 0 its text or label is the query, 1 starts with it, 2 every
+    word starts a word of the label or keys, 3 every word is inside them, 4 inside them or
+    the tooltip; None: no match."""
+    words = query.lower().split()
+    whole, text = label.lower(), label.split(": ", 1)[-1].lower()
+    shown = f"{whole} {keys.lower()}"
+    if not words:
+        return 3
+    typed = " ".join(words)
+    if typed in (whole, text, text.rstrip("…")):
+        return 0
+    if text.startswith(typed) or whole.startswith(typed):
+        return 1
+    label_words = re.split(r"[^\w+]+", shown)
+    if all(any(lw.startswith(w) for lw in label_words) for w in words):
+        return 2
+    if all(w in shown for w in words):
+        return 3
+    if all(w in f"{shown} {tip.lower()}" for w in words):
+        return 4
+    return None
+
+
 class CommandPalette(Overlay):
-    """Type to filter every command of the window (menus included); Enter runs the chosen one
-    (Up / Down choose); Esc closes."""
+    """Type to filter every command of the window (menus included): the closest matches first
+    (``match_rank``), the first row always chosen; Enter runs it (Up / Down choose), or says
+    why it cannot run now; Esc closes."""
 
     top = 40
 
@@ -165,9 +192,13 @@ class CommandPalette(Overlay):
         self.list = QListWidget()
         self.list.setObjectName("paletteList")
         self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the field keeps the keyboard
+        self.hint = QLabel()
+        self.hint.setObjectName("paletteHint")
+        self.hint.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.query)
+        layout.addWidget(self.hint)
         layout.addWidget(self.list, 1)
         self.focus_widget = self.query
         self.query.textChanged.connect(self._filter)
@@ -186,34 +217,53 @@ class CommandPalette(Overlay):
         return [self.list.item(i).data(Qt.ItemDataRole.UserRole + 1)
                 for i in range(self.list.count())]
 
+    def chosen(self) -> str | None:
+        """The label of the chosen row (Enter runs it), None when nothing is listed."""
+        item = self.list.currentItem()
+        return None if item is None else item.data(Qt.ItemDataRole.UserRole + 1)
+
     def open_palette(self) -> None:
         self.query.clear()
         self._filter("")
         self.open()
 
     def _filter(self, text: str) -> None:
-        words = text.lower().split()
         self.list.clear()
+        ranked = []
         for label, action in palette_entries(self.window_):
             keys = action.shortcut().toString()
-            if all(w in f"{label} {keys}".lower() for w in words):
-                item = QListWidgetItem(f"{label}    {keys}" if keys else label)
-                item.setData(Qt.ItemDataRole.UserRole, action)
-                item.setData(Qt.ItemDataRole.UserRole + 1, label)
-                item.setToolTip(action.toolTip())
-                if not action.isEnabled():
-                    item.setFlags(Qt.ItemFlag.NoItemFlags)
-                self.list.addItem(item)
-        for row in range(self.list.count()):
-            if self.list.item(row).flags() & Qt.ItemFlag.ItemIsEnabled:
-                self.list.setCurrentRow(row)
-                break
+            rank = match_rank(text, label, keys, action.toolTip())
+            if rank is not None:
+                ranked.append((rank, not action.isEnabled(), label.lower(), label, action))
+        ranked.sort(key=lambda entry: entry[:3])
+        muted = self.palette().color(self.palette().ColorGroup.Disabled,
+                                     self.palette().ColorRole.Text)
+        for _rank, disabled, _key, label, action in ranked:
+            keys = action.shortcut().toString()
+            item = QListWidgetItem(f"{label}    {keys}" if keys else label)
+            item.setData(Qt.ItemDataRole.UserRole, action)
+            item.setData(Qt.ItemDataRole.UserRole + 1, label)
+            item.setToolTip(action.toolTip())
+            if disabled:  # listed, chosen like any other; Enter says why it cannot run
+                item.setForeground(muted)
+            self.list.addItem(item)
+        if self.list.count():
+            self.list.setCurrentRow(0)
+            self.hint.hide()
+        else:
+            self.hint.setText(f"No command matches “{text.strip()}”")
+            self.hint.show()
 
     def run_selected(self) -> None:
         item = self.list.currentItem()
-        if item is None or not item.flags() & Qt.ItemFlag.ItemIsEnabled:
+        if item is None:
             return
         action = item.data(Qt.ItemDataRole.UserRole)
+        if not action.isEnabled():
+            label = item.data(Qt.ItemDataRole.UserRole + 1)
+            self.hint.setText(f"“{label}” is not available now")
+            self.hint.show()
+            return
         self.close_overlay()  # the focus goes back first: the command may move it
         action.trigger()
 

@@ -35,8 +35,11 @@ PREDICTIONS = "Predictions"
 TRAINING = "Training"
 VIEW = "View"
 BACKTEST = "Backtest"
+DATA = "Data"
 FILE = "File"
 HELP = "Help"
+
+TRAINING_TABS = ("Curves", "Live", "Confusion", "Evaluation", "Runs")  # the workspace's tabs
 
 KEYMAP: tuple[Command, ...] = (
     # -- the chart with the keyboard (``chart.ChartWidget``) ---------------------------------
@@ -144,6 +147,25 @@ KEYMAP: tuple[Command, ...] = (
     Command("train.evaluate", "Run / stop walk-forward evaluation", ("F7",), TRAINING,
             "Train and test fold after fold on the closed candles on screen, every head "
             "beside its baselines (again: stop)"),
+    # the Runs tab's buttons (``training.runs.RunList``): on the run selected there
+    Command("runs.open", "Open the selected run", (), TRAINING,
+            "Show the selected run's recorded curves"),
+    Command("runs.compare", "Overlay the selected run", (), TRAINING,
+            "Draw the selected run's loss and validation accuracies beside the run shown "
+            "(grey, dashed); again on the shown run: clear"),
+    Command("runs.resume", "Resume the selected run", (), TRAINING,
+            "Continue the selected run from its checkpoint (up to the panel's Epochs)"),
+    Command("runs.restart", "Train anew with the selected run's settings", (), TRAINING,
+            "Train a new run with the selected run's settings"),
+    Command("runs.delete", "Delete the selected run…", (), TRAINING,
+            "Delete the selected run's checkpoints and history (asks first)"),
+    Command("runs.tensorboard", "Export the selected run for TensorBoard…", (), TRAINING,
+            "Write the selected run's curves as TensorBoard event files into a folder"),
+    Command("runs.csv", "Export the selected run as CSV…", (), TRAINING,
+            "Write one row per recorded batch and epoch of the selected run to a CSV file"),
+    Command("runs.refresh", "Refresh the run list", (), TRAINING,
+            "List the runs of the checkpoint folder again (the list follows the panel's own "
+            "runs by itself)"),
     # -- the views of the window's centre (``training.workspace``, ``backtest.view``) --------
     Command("view.training", "Chart / training workspace", ("F8",), VIEW,
             "Switch between the chart and the training workspace (in its own window: bring "
@@ -151,6 +173,10 @@ KEYMAP: tuple[Command, ...] = (
     Command("view.training_window", "Training in its own window", (), VIEW,
             "Show the training workspace in a window of its own instead of a tab beside the "
             "chart (remembered)"),
+    *(Command(f"view.training_{tab.lower()}", f"Training workspace: {tab}", (), VIEW,
+              f"Bring the training workspace forward on its {tab} tab (Ctrl+Tab / "
+              f"Ctrl+Shift+Tab walk its tabs)")
+      for tab in TRAINING_TABS),
     Command("view.backtest", "Chart / backtest", ("F9",), VIEW,
             "Switch between the chart and the Backtest view"),
     # -- backtests (``backtest.view``) -------------------------------------------------------
@@ -158,9 +184,40 @@ KEYMAP: tuple[Command, ...] = (
             BACKTEST, "Backtest the chosen signals after costs, beside buy & hold"),
     Command("backtest.clear", "Clear the backtest's trades from the chart", ("Shift+B",),
             BACKTEST, "Remove the backtest's entry and exit marks from the chart"),
+    # the Backtest view's choices (``backtest.view.BacktestView``): each brings it forward
+    Command("backtest.signals_marks", "Signals: your marked trades", (), BACKTEST,
+            "Backtest your marked trades"),
+    Command("backtest.signals_run", "Signals: the newest saved run", (), BACKTEST,
+            "Backtest the predictions of the newest saved run"),
+    Command("backtest.head_position", "Head: position", (), BACKTEST,
+            "A run's signals from its position head (the suggested position)"),
+    Command("backtest.head_candle", "Head: candle", (), BACKTEST,
+            "A run's signals from its candle head (the next candle, held one candle)"),
+    Command("backtest.confidence", "Set the confidence level…", (), BACKTEST,
+            "The confidence a run's signal needs (else flat): the keyboard goes to its field"),
+    Command("backtest.costs", "Set the costs (fee, slippage)…", (), BACKTEST,
+            "The fee and slippage per side: the keyboard goes to the fee field"),
+    Command("backtest.size", "Set the trade size…", (), BACKTEST,
+            "The fraction of equity each trade takes: the keyboard goes to its field"),
+    Command("backtest.fill_next_open", "Fills: next candle's open", (), BACKTEST,
+            "A signal at a candle's close fills at the next candle's open"),
+    Command("backtest.fill_same_close", "Fills: same candle's close (optimistic)", (),
+            BACKTEST, "A signal fills at its own candle's close (optimistic, labelled so)"),
+    Command("backtest.in_sample", "Allow a run's training span (IN-SAMPLE)", (), BACKTEST,
+            "Backtest a run on the candles it was trained on too; every result reads "
+            "IN-SAMPLE"),
+    # -- the data bar (``data_bar.DataBar``): Enter opens, Esc goes back to the chart -------
+    Command("data.source", "Choose the source", ("Ctrl+L",), DATA,
+            "Type a source (demo, an exchange, cache, csv:FILE); Enter opens it, Esc goes "
+            "back to the chart"),
+    Command("data.symbol", "Choose the symbol", ("Ctrl+Shift+S",), DATA,
+            "Type a market symbol; Enter opens it, Esc goes back to the chart"),
+    Command("data.timeframe", "Choose the timeframe", ("Ctrl+Shift+I",), DATA,
+            "Up / Down choose a timeframe; Enter opens it, Esc goes back to the chart"),
     # -- files, themes and the window (``main_window.MainWindow``'s menus) ------------------
-    Command("file.import_candles", "Import candles…", ("Ctrl+O",), FILE,
-            "Import a candle CSV file into the candle cache and open it"),
+    Command("file.import_candles", "Open a candle file (CSV)…", ("Ctrl+O",), FILE,
+            "Open a candle CSV file (.csv, .csv.gz, .zip): it is imported into the candle "
+            "cache and shown"),
     Command("file.export_candles", "Export candles…", (), FILE,
             "Write the closed candles on screen to a CSV file"),
     Command("file.replay_from_cursor", "Replay from cursor…", (), FILE,

@@ -9,10 +9,14 @@ themselves. A source that fails is reported as such; it is never replaced by ano
 Opening a source without a symbol opens it with the one last used with it (``remembered``,
 kept by the window's settings), else the core's default (``sources.symbol_for``). A file
 (``csv:FILE``) is imported into the candle cache once, off the GUI thread with ``progress``
-reports, and read from the cache afterwards (``sources.open_candle_file``). A switch that
-fails empties the chart (the series on screen is the one asked for, with no candles); a feed
-that stops with an error drops its forming candle, so what stays on screen is closed candles
-marked offline or failed, never an old candle still "forming".
+reports, and read from the cache afterwards (``sources.open_candle_file``), on its own
+timeframe or resampled to a longer one. It is read before the series on screen is let go: a
+file refused for its timeframe, or one that contradicts its symbol (``refused``; the window
+asks, then opens it again with ``symbol_ok``), leaves the chart and its feed as they were and
+stores nothing. Any other switch that fails empties the chart (the series on screen is the
+one asked for, with no candles); a feed that stops with an error drops its forming candle,
+so what stays on screen is closed candles marked offline or failed, never an old candle
+still "forming".
 """
 
 from __future__ import annotations
@@ -31,9 +35,12 @@ from ..errors import WorkstationError
 from ..market.cache import CandleCache
 from ..market.candles import Candles, CandleUpdate
 from ..market.csv_io import ImportCancelled
+from ..market.file_symbol import SymbolMismatch
+from ..market.file_timeframe import TimeframeMismatch, resampled_note
 from ..market.replay import replay
 from ..market.series import SeriesKey
 from ..market.sources import (
+    FileOpened,
     SourceSpec,
     demo_market,
     file_key,
@@ -90,6 +97,8 @@ class LiveData(QObject):
         self._replaying = False
         self.remembered: dict[str, str] = {}  # source -> the symbol last opened with it
         self.last_import: bool | None = None  # whether the last file opened was read anew
+        self.file_timeframe: Timeframe | None = None  # the file on screen's own timeframe
+        self.refused: WorkstationError | None = None  # why the last open changed nothing
         self._task: asyncio.Task | None = None
         self._stop = asyncio.Event()
         self._generation = 0  # opens so far: an open overtaken by a newer one gives up
@@ -161,33 +170,45 @@ class LiveData(QObject):
                           cached=cached, imported=imported)
 
     async def open(self, source: str, symbol: str | None, timeframe: str, *,
-                   speed: float = 1.0) -> None:
-        """Switch to a source. Demo and exchanges go live; files and the cache are static
-        until ``replay_from`` is asked for. Returns once a file or the cache is on screen
-        (or failed); a feed goes on in its task. An open overtaken by a newer one while the
-        old feed stops gives up."""
+                   speed: float = 1.0, symbol_ok: bool = False) -> None:
+        """Switch to a source on ``timeframe`` ("" for a file: its own). Demo and exchanges
+        go live; files and the cache are static until ``replay_from`` is asked for. Returns
+        once a file or the cache is on screen (or failed, or refused: see the module
+        docstring); a feed goes on in its task. An open overtaken by a newer one gives up."""
         self._generation += 1
         generation = self._generation
+        own = not timeframe.strip()  # a file on its own timeframe, known once it is read
+        tf = ONE_MINUTE if own else parse_timeframe(timeframe)
+        source = source.strip()
+        symbol = (symbol or "").strip().upper() or self.symbol_for(source, tf)
+        self.refused, problem = None, ""
+        try:
+            spec: SourceSpec | None = parse_source(source)
+        except WorkstationError as exc:
+            spec, problem = None, str(exc)
+        read: FileOpened | WorkstationError | None = None
+        if spec is not None and spec.kind == "file" and symbol:
+            read = await self._read_file(spec.argument, symbol, None if own else tf, symbol_ok)
+            if read is None or generation != self._generation:
+                return  # refused, cancelled or overtaken: the series on screen stays
+            if isinstance(read, FileOpened):
+                tf = read.key.timeframe
         await self.stop()
         if generation != self._generation:
             return
         self.speed = float(speed)
         self._replaying = False
-        tf = parse_timeframe(timeframe)
-        source = source.strip()
-        symbol = (symbol or "").strip().upper() or self.symbol_for(source, tf)
         self.spec = source
+        self.file_timeframe = None
         self.progress.emit(1.0, "")  # an import overtaken by this opening shows no more
         self.opening.emit(source, symbol or "", tf.name)
-        try:
-            spec = parse_source(source)
-        except WorkstationError as exc:
-            self._fail(SeriesKey(source or "?", symbol or "?", tf), str(exc))
+        if spec is None:
+            self._fail(SeriesKey(source or "?", symbol or "?", tf), problem)
             return
         if spec.kind == "demo":
             self._start(self._run_demo(symbol, tf, speed))
         elif spec.kind == "file":
-            await self._open_file(spec.argument, symbol, tf)
+            self._show_file(spec.argument, symbol, tf, read)
         elif spec.kind == "cache":
             await self._open_cached(source, spec.argument, symbol, tf)
         elif not symbol:
@@ -214,35 +235,44 @@ class LiveData(QObject):
         if generation == self._generation:
             self.progress.emit(done, what)
 
-    async def _open_file(self, path: str, symbol: str | None, tf: Timeframe) -> None:
-        key = file_key(path, symbol or "?", tf)
+    async def _read_file(self, path: str, symbol: str, tf: Timeframe | None, symbol_ok: bool
+                         ) -> FileOpened | WorkstationError | None:
+        """The file's candles on ``tf`` (``open_candle_file``, on the file thread), or the
+        error to show once the series on screen is let go; None when the file is refused
+        (``refused`` says why), cancelled or overtaken."""
         generation = self._generation
-        self._reset(Candles(tf), key)
-        if not symbol:
+        self._file_stop.set()  # a file still being read for an older opening stops
+        name = Path(path).name
+        try:
+            return await self._in_thread(lambda progress, stop: open_candle_file(
+                path, symbol, tf, cache_path=self.cache_path, stop=stop, symbol_ok=symbol_ok,
+                progress=lambda done, what: progress(done, f"importing {name}: {what}")))
+        except ImportCancelled:
+            return None
+        except (TimeframeMismatch, SymbolMismatch) as exc:
+            if generation == self._generation:
+                self.progress.emit(1.0, "")
+                self.refused = exc
+                log.info("not opened: %s", exc)
+            return None
+        except WorkstationError as exc:
+            return exc
+
+    def _show_file(self, path: str, symbol: str | None, tf: Timeframe,
+                   read: FileOpened | WorkstationError | None) -> None:
+        key = file_key(path, symbol or "?", tf)
+        if not symbol or read is None:
             self._fail(key, f"type the symbol of {Path(path).name} (e.g. ETH/USDT): its name "
                             f"does not say it")
             return
-        self._set_state("loading", f"opening {path}")
-        try:
-            name = Path(path).name
-            opened = await self._in_thread(lambda progress, stop: open_candle_file(
-                path, symbol, tf, cache_path=self.cache_path, stop=stop,
-                progress=lambda done, what: progress(done, f"importing {name}: {what}")))
-        except ImportCancelled:
+        if isinstance(read, WorkstationError):
+            self._fail(key, str(read))
             return
-        except WorkstationError as exc:
-            if generation == self._generation:
-                self.progress.emit(1.0, "")
-                self._fail(key, str(exc))
-            return
-        if generation != self._generation:
-            return  # another source was asked for meanwhile
-        self.last_import = opened.imported
-        self.progress.emit(1.0, "")
-        self._reset(opened.candles, opened.key)
-        how = "imported into the candle cache" if opened.imported else "from the candle cache"
-        self._set_state("static", f"{opened.key.provenance}: {len(opened.candles):,} candles "
-                                  f"{how}")
+        self.last_import, self.file_timeframe = read.imported, read.own
+        self._reset(read.candles, read.key)
+        how = "imported into the candle cache" if read.imported else "from the candle cache"
+        self._set_state("static", f"{read.key.provenance}: {len(read.candles):,} candles "
+                                  f"{how}{resampled_note(read.own, tf)}")
 
     async def _open_cached(self, source: str, name: str, symbol: str | None, tf: Timeframe
                            ) -> None:
@@ -285,7 +315,11 @@ class LiveData(QObject):
         if task.cancelled():
             return
         error = task.exception()
-        if error is not None:
+        if isinstance(error, WorkstationError):  # a message for the user: one line
+            log.error("feed for %s failed: %s", self.key, redact(str(error)))
+            self._drop_forming()
+            self._set_state("failed", str(error))
+        elif error is not None:
             log.error("feed for %s failed", self.key, exc_info=error)
             self._drop_forming()
             self._set_state("failed", str(error))

@@ -10,10 +10,11 @@ from functools import partial
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtGui import QActionGroup, QCloseEvent
+from PySide6.QtCore import QChildEvent, QEvent, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QActionGroup, QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
+    QDialog,
     QFileDialog,
     QInputDialog,
     QMainWindow,
@@ -30,10 +31,11 @@ from .chart.chart_widget import ChartWidget
 from .chart_area import ChartArea
 from .command_registry import create_command_actions
 from .data_bar import DataBar
-from .focus import keep_tab_order
+from .focus import keep_tab_order, to_front, types_text
 from .live_data import LiveData
 from .log_dock import LogDock
 from .offline_banner import OfflineBanner
+from .question import ask
 from .resources import icon
 from .status import StatusPanel
 from .theme import CHART_COLORS, THEMES, apply_theme
@@ -119,10 +121,48 @@ class MainWindow(QMainWindow):
         self.offline.retry_requested.connect(self._retry)
         self.offline.demo_requested.connect(self._open_demo)
         self.offline.import_requested.connect(self.import_csv)
+        self.data_bar.handed_back.connect(self.focus_home)
         self._build_menus()
         self.resize(1500, 900)
         self._restore()
         keep_tab_order(self)  # Tab walks the areas as they sit on screen
+        self._shown_once = False
+
+    # -- the keyboard ----------------------------------------------------------------------
+    def focus_home(self) -> bool:
+        """Give the keyboard to the active chart, if the charts are on screen (not behind the
+        training or backtest tab); returns whether it did. At launch, after a layout switch,
+        a dialog, an overlay or a source switch, the chart's keys act at once."""
+        chart = self.chart_area.active_chart
+        if self._shut_down or not chart.isVisible():
+            return False
+        if not self.isActiveWindow():  # with no window manager nobody else activates it
+            to_front(self)
+        chart.view.setFocus(Qt.FocusReason.OtherFocusReason)
+        return True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._shown_once:  # not the source field, the first widget of the Tab chain
+            self._shown_once = True
+            QTimer.singleShot(0, self.focus_home)
+
+    def childEvent(self, event: QChildEvent) -> None:
+        super().childEvent(event)
+        child = event.child()
+        if event.type() == QEvent.Type.ChildPolished and isinstance(child, QDialog):
+            child.installEventFilter(self)  # a dialog of this window: see eventFilter
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Hide and isinstance(watched, QDialog):
+            QTimer.singleShot(0, self._after_dialog)  # it closed: the keyboard to the chart
+        return False
+
+    def _after_dialog(self) -> None:
+        active = QApplication.activeModalWidget()
+        if active is None and not any(isinstance(w, QDialog) and w.isVisible()
+                                      for w in QApplication.topLevelWidgets()):
+            self.focus_home()
 
     # -- data ------------------------------------------------------------------------------
     def initial_source(self, args) -> tuple[str, str | None, str]:
@@ -135,10 +175,40 @@ class MainWindow(QMainWindow):
         return FIRST_SOURCE
 
     async def open_source(self, source: str, symbol: str | None, timeframe: str, *,
-                          speed: float = 1.0) -> None:
-        self.data_bar.set_values(source, symbol or "", timeframe)
-        await self.live.open(source, symbol, timeframe, speed=speed)
-        self.settings.setValue("data/last", [source, symbol or "", timeframe])
+                          speed: float = 1.0, symbol_ok: bool = False) -> None:
+        """Open a source on ``timeframe`` ("": a file's own). A file refused for its
+        timeframe leaves the chart and the data bar as they were and says why in the status
+        bar; one that contradicts its symbol is asked about first, and opened on a yes."""
+        from ..market.file_symbol import SymbolMismatch
+
+        live = self.live
+        shown = (live.spec, live.key.symbol, live.key.timeframe.name) \
+            if live.spec and live.key is not None else None
+        if timeframe:
+            self.data_bar.set_values(source, symbol or "", timeframe)
+        await live.open(source, symbol, timeframe, speed=speed, symbol_ok=symbol_ok)
+        refused = live.refused
+        if refused is None:
+            opened_on = timeframe or (live.key.timeframe.name if live.key is not None else "")
+            self.settings.setValue("data/last", [source, symbol or "", opened_on])
+        elif shown is not None:
+            self.data_bar.set_values(*shown)
+        if isinstance(refused, SymbolMismatch):
+            as_symbol = refused.symbol
+
+            def answered(yes: bool) -> None:
+                if yes:
+                    self._opening = asyncio.ensure_future(self.open_source(
+                        source, as_symbol, timeframe, speed=speed, symbol_ok=True))
+
+            ask(self, f"{refused.reason}. Open it as {as_symbol} anyway? It is stored as "
+                      f"{as_symbol}, and your {as_symbol} marks are drawn on its candles.",
+                f"Open as {as_symbol}", answered, name="symbolQuestion")
+            return
+        if refused is not None:
+            self.statusBar().showMessage(str(refused), 20_000)
+        if not types_text(QApplication.focusWidget()):  # unless the trader went to type
+            self.focus_home()
 
     def _open_requested(self, source: str, symbol: str, timeframe: str) -> None:
         self._opening = asyncio.ensure_future(self.open_source(source, symbol or None,
@@ -167,9 +237,26 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 10_000)
 
     def _base_timeframe(self, timeframe: str) -> None:
-        """Chart 1 steps to another timeframe: the source opens on it."""
+        """Chart 1 steps to another timeframe: the source opens on it (a file's candles
+        resampled from the file's own timeframe, the next whole multiple of it; a file has
+        none shorter than its own)."""
+        from ..market.timeframes import ALL, parse_timeframe
+
         source, symbol, _ = self.data_bar.values()
-        self._open_requested(source, symbol, timeframe)
+        own, key = self.live.file_timeframe, self.live.key
+        wanted = parse_timeframe(timeframe)
+        if own is not None and key is not None:
+            name = key.source.removeprefix("csv:")
+            fits = [tf for tf in ALL if tf.ms % own.ms == 0]
+            longer = [tf for tf in fits if tf >= wanted]
+            shorter = [tf for tf in fits if tf <= wanted]
+            step = (longer[:1] if wanted > key.timeframe else shorter[-1:])
+            if wanted < own or not step:
+                self.statusBar().showMessage(f"{name} has no candles shorter than {own.name}",
+                                             10_000)
+                return
+            wanted = step[0]
+        self._open_requested(source, symbol, wanted.name)
 
     def _state_changed(self, state: str, detail: str) -> None:
         if state in ("offline", "failed"):  # says in words that the chart is not live
@@ -194,8 +281,9 @@ class MainWindow(QMainWindow):
         if not path:
             return
         # no symbol: the one used with this file before, else what its name says (not the
-        # symbol of the source on screen, which may be another market's)
-        self._open_requested(f"csv:{path}", "", self.data_bar.values()[2])
+        # symbol of the source on screen, which may be another market's); no timeframe: the
+        # file's own
+        self._open_requested(f"csv:{path}", "", "")
 
     def export_candles(self, path: str | None = None) -> Path | None:
         """Write the closed candles on screen to a CSV file (asked for when ``path`` is None);

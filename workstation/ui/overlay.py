@@ -5,7 +5,8 @@ a window manager (Xvfb, some kiosk and remote sessions); a child widget of the m
 does, wherever it runs. The command palette, the cheat sheet and the notes editor are
 overlays: ``open()`` shows one over the window (fitted inside it, re-fitted when the window
 is resized), gives its ``focus_widget`` the focus and remembers where the focus was; Esc
-closes it and gives the focus back there (else to the chart). An overlay that
+closes it and gives the focus to the active chart when the charts are on screen (else back
+where it was). An overlay that
 ``closes_on_focus_loss`` closes as soon as the focus goes to a widget outside it (a click on
 the chart, Ctrl+1).
 """
@@ -91,8 +92,13 @@ class Overlay(QFrame):
         self.closed.emit()
 
     def focus_back(self) -> None:
+        """The active chart takes the keyboard when the charts are on screen (the window's
+        ``focus_home``); else the widget that had it before, unless that one is gone."""
         target = self._return_to
         self._return_to = None
+        home = getattr(self.window_, "focus_home", None)
+        if home is not None and home():
+            return
         if target is None or not shiboken6.isValid(target) or not target.isVisible():
             target = getattr(getattr(self.window_, "chart", None), "view", None)
         if target is not None:

@@ -1,4 +1,9 @@
-"""The status bar: data provenance, connection state, latency, last-candle age, device."""
+"""The status bar: data provenance, connection state, latency, last-candle age, device.
+
+A source that is not live (a file, the cache, a finished replay) says so where the age would
+tick ("file · 3,256 candles, last 2024-05-01 12:00"); texts that do not fit are elided in the
+middle, whole in their tooltips (``elided.ElidedLabel``).
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,28 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
 from .. import display
+from ..errors import WorkstationError
+from ..market.sources import parse_source
+from ..timeparse import format_minute
+from .elided import ElidedLabel
 from .live_data import LiveData
 
 _STATE_COLORS = {"live": "#26a69a", "replay": "#42a5f5", "static": "#b2b5be",
                  "connecting": "#f5a623", "reconnecting": "#f5a623", "polling": "#f5a623",
                  "loading": "#f5a623", "offline": "#ef5350", "failed": "#ef5350",
                  "closed": "#5d606b"}
+TICKING_STATES = ("live", "replay", "polling", "reconnecting", "offline")  # a feed updates
+_NOT_LIVE = {"file": "file", "cache": "cache"}  # else a static series is a finished replay
+
+
+def not_live_text(spec: str | None, candles: int, last_ts: int | None) -> str:
+    """What a series nothing updates is: ``"file · 3,256 candles, last 2024-05-01 12:00"``."""
+    try:
+        kind = _NOT_LIVE.get(parse_source(spec or "").kind, "replay finished")
+    except WorkstationError:
+        kind = "not live"
+    last = display.NO_DATA if last_ts is None else format_minute(last_ts)
+    return f"{kind} · {display.number(candles, ',.0f')} candles, last {last}"
 
 
 class StatusPanel:
@@ -21,17 +42,15 @@ class StatusPanel:
 
     def __init__(self, bar: QStatusBar, live: LiveData):
         self.live = live
-        self.provenance = QLabel("no data")
+        self.provenance = ElidedLabel("no data", "Where the candles on screen come from")
         self.connection = QLabel("closed")
+        self.connection.setToolTip("Feed state")
         self.latency = QLabel(f"latency {display.NO_DATA}")
-        self.age = QLabel(f"last update {display.NO_DATA}")
-        self.device = QLabel(f"device {display.NO_DATA}")
-        for widget, tip in ((self.provenance, "Where the candles on screen come from"),
-                            (self.connection, "Feed state"),
-                            (self.latency, "Last exchange round trip"),
-                            (self.age, "Time since the last candle update"),
-                            (self.device, "Training device")):
-            widget.setToolTip(tip)
+        self.latency.setToolTip("Last exchange round trip")
+        self.age = ElidedLabel(f"last update {display.NO_DATA}",
+                               "Time since the last candle update, or what a series nothing "
+                               "updates is")
+        self.device = ElidedLabel(f"device {display.NO_DATA}", "Training device")
         self.import_progress = QProgressBar()  # a file being imported into the cache
         self.import_progress.setObjectName("importProgress")
         self.import_progress.setRange(0, 1000)
@@ -61,7 +80,12 @@ class StatusPanel:
     def refresh(self) -> None:
         live = self.live
         self.latency.setText(f"latency {display.number(live.latency_ms, '.0f', ' ms')}")
-        age = None if live.last_update_wall is None else time.monotonic() - live.last_update_wall
+        if live.state == "static":
+            c = live.candles
+            self.age.setText(not_live_text(live.spec, len(c), int(c.ts[-1]) if len(c) else None))
+            return
+        age = None if live.last_update_wall is None or live.state not in TICKING_STATES \
+            else time.monotonic() - live.last_update_wall
         self.age.setText(f"last update {display.age(age)}")
 
     def show_progress(self, done: float, what: str) -> None:

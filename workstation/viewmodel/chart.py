@@ -14,6 +14,10 @@ candle is on screen, or the view lies beyond it), appended candles scroll the vi
 keeping its width in candles, so the newest stays where it was; panning it off the right
 edge stops that, going live starts it again. A range change that a series change made is
 announced with ``series_moving`` set: it is no gesture (see ``LinkGroup``).
+
+The readout (``readout_candle``) shows the cursor's candle while the cursor is over the chart
+(mouse hover, or the keyboard cursor inside the visible range), else the newest visible
+candle: a view scrolled away from the cursor never reads out a candle it does not show.
 """
 
 from __future__ import annotations
@@ -44,6 +48,26 @@ def view_limits(n: int) -> ViewLimits:
     """The limits of a view of ``n`` candles."""
     return ViewLimits(-0.5 - EDGE_MARGIN, n - 0.5 + EDGE_MARGIN, MIN_VISIBLE,
                       max(n - 1 + 2 * EDGE_MARGIN, MIN_VISIBLE))
+
+
+class ReadoutCandle(NamedTuple):
+    """The candle the chart's readout shows, and whether it is the cursor's (hovered or the
+    keyboard's) or, the cursor being off screen, the newest visible one."""
+
+    candle: int  # its index
+    at_cursor: bool
+
+
+def readout_candle(hover: int | None, cursor: int,
+                   visible: tuple[int, int]) -> ReadoutCandle | None:
+    """What the readout shows (see the module docstring): the hovered candle, else the
+    keyboard cursor's, whichever first lies in the ``visible`` candles ``[i0, i1)``, else the
+    newest of them; None where no candle is visible."""
+    i0, i1 = visible
+    for i in (hover, cursor):
+        if i is not None and i0 <= i < i1:
+            return ReadoutCandle(i, True)
+    return ReadoutCandle(i1 - 1, False) if i1 > i0 else None
 
 
 def live_margin(width: float) -> float:

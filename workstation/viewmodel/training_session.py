@@ -22,7 +22,10 @@ Its transitions, as the panel makes them:
   no worker running (``can_start``): to ``preparing``, or straight to ``evaluating``;
 - a running worker can be asked to stop unless it already was (``can_stop``): to
   ``stopping``, which progress no longer overrides (``takes_progress``);
-- the worker's end goes to ``idle`` or ``failed``.
+- the worker's end goes to ``idle`` or ``failed``;
+- in ``live``, the other live command switches: live inference (F6) and live inference with
+  per-candle training (Shift+F6) stop the live mode that runs and start themselves
+  (``live_command``); the one that runs already says so.
 
 ``enabled`` says which commands each state allows; the panel asks and shows the answer.
 """
@@ -32,6 +35,7 @@ from __future__ import annotations
 STATES = ("idle", "preparing", "compiling", "training", "live", "evaluating", "stopping",
           "failed")
 IDLE = ("idle", "failed")  # where a new job may start
+START, SWITCH = "start", "switch"  # what a live command does (``live_command``)
 ACTIVE = ("preparing", "compiling", "training", "live", "evaluating", "stopping")  # gauges run
 COLORS = {"idle": "#b2b5be", "preparing": "#f5a623", "training": "#26a69a",
           "live": "#42a5f5", "evaluating": "#ab47bc", "stopping": "#f5a623",
@@ -45,6 +49,7 @@ class TrainingSession:
     def __init__(self) -> None:
         self.state = "preparing"
         self.detail = "preparing device (loading torch)"
+        self.live_train = False  # the live mode last started trains on each candle
 
     def move(self, state: str, detail: str = "") -> bool:
         """Enter ``state`` with ``detail``; True if the state changed (False: progress, only
@@ -71,6 +76,19 @@ class TrainingSession:
     def can_stop(self, busy: bool) -> bool:
         return busy and self.state != "stopping"
 
+    def live_command(self, ready: bool, busy: bool, train: bool) -> str:
+        """What live inference (``train`` False) or live inference with per-candle training
+        (True) does now: ``START``, ``SWITCH`` (stop the other live mode, then start), or a
+        line that says why it does nothing."""
+        wanted = "live inference" + (" with per-candle training" if train else "")
+        if self.can_start(ready, busy):
+            return START
+        if self.state == "live" and busy:
+            return SWITCH if train != self.live_train else f"{wanted} is running already"
+        if not ready:
+            return f"{wanted} can start once the device is ready"
+        return f"{wanted} can start once {self.state} has ended (Stop: Shift+F5)"
+
     def gauges_run(self, busy: bool) -> bool:
         """Whether the device gauges sample: while a worker is at work."""
         return self.state in ACTIVE and busy
@@ -78,10 +96,11 @@ class TrainingSession:
     def enabled(self, ready: bool, busy: bool) -> dict[str, bool]:
         """Command id -> whether it is enabled now."""
         idle = self.state in IDLE and not busy
+        live = self.state == "live" and busy  # the other live command switches
         return {
             "train.start": ready and idle,
-            "train.live": ready and idle,
-            "train.live_train": ready and idle,
+            "train.live": ready and (idle or live),
+            "train.live_train": ready and (idle or live),
             "train.stop": self.can_stop(busy),
             "train.restart": ready and self.state != "stopping",
             "train.resume": ready and idle,

@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
-import numpy as np
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QUndoStack
 from PySide6.QtWidgets import (
@@ -54,7 +53,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...annotations import io as annotation_io
-from ...annotations.editing import AnnotationTools, ToolRefused
+from ...annotations.editing import AnnotationTools, ToolRefused, step_annotation
 from ...annotations.model import Annotation, AnnotationError, Direction, RegionLabel, Trade
 from ...annotations.overlap import overlapping_pairs
 from ...annotations.store import AnnotationStore
@@ -63,6 +62,7 @@ from ...paths import AppPaths
 from ...timeparse import format_minute
 from ..chart.chart_widget import ChartWidget
 from ..command_registry import create_command_actions
+from ..elided import ElidedLabel
 from ..live_data import LiveData
 from ..resources import icon
 from .drawing import AnnotationGraphics, PreviewOverlays
@@ -118,6 +118,7 @@ class AnnotationDock(QDockWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # whole in the tooltips
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
@@ -134,7 +135,7 @@ class AnnotationDock(QDockWidget):
         self.totals = QLabel()
         self.totals.setWordWrap(True)
         self.totals.setObjectName("annotationTotals")
-        self.series_label = QLabel()
+        self.series_label = ElidedLabel(description="Whose annotations the list holds")
         self.series_label.setObjectName("annotationSeries")
         top = QHBoxLayout()
         top.addWidget(self.filter, 1)
@@ -618,24 +619,19 @@ class AnnotationLayer(QObject):
         self._say(f"Deleted the {describe(ann)} (Ctrl+Z brings it back)")
 
     def jump(self, step: int) -> None:
-        """Move the cursor to the start of the next (``step`` > 0) or previous annotation."""
+        """Move the cursor to the start of the next (``step`` > 0) or previous annotation and
+        select it (``editing.step_annotation``: every one in turn, two on one candle too)."""
         c = self.target.candles
         if c is None or not len(c) or not self.annotations:
             self._say("No annotations on this chart")
             return
-        anns = list(self.annotations.values())
-        starts = np.fromiter((a.span[0] for a in anns), dtype=np.int64, count=len(anns))
-        rows = np.clip(np.searchsorted(c.ts, starts, side="right") - 1, 0, len(c) - 1)
-        cursor = self.target.cursor_index
-        ahead = rows > cursor if step > 0 else rows < cursor
-        if not ahead.any():
+        ann = step_annotation(self.annotations.values(), c, self.target.cursor_index,
+                              self.selected, step)
+        if ann is None:
             self._say("No annotation after the cursor" if step > 0
                       else "No annotation before the cursor")
             return
-        target = rows[ahead].min() if step > 0 else rows[ahead].max()
-        at = [anns[i] for i in np.flatnonzero(rows == target)]
-        ann = min(at, key=lambda a: (a.span[0], a.id))
-        self.target.set_cursor(int(target))
+        self.target.set_cursor(min(max(c.index_of(ann.span[0]), 0), len(c) - 1))
         self._select(ann)
         self.dock.select(ann)
         self._say(f"{describe(ann).capitalize()} at {format_minute(ann.span[0])}")

@@ -2,8 +2,10 @@
 
 - A trade: a ▲ under its entry price and a ▼ over its exit price, green for a long and red
   for a short (the chart's up and down colours), joined by a dashed segment (solid when more
-  than ``MAX_DASHED`` trades are on screen), with its P&L % beside the exit marker (green for
-  a profit, red for a loss).
+  than ``MAX_DASHED`` trades are on screen), with its P&L % by the exit marker (green for
+  a profit, red for a loss). Trades that exit on one candle of the chart (1m trades on an
+  hourly chart) share one label there, "3 trades +1.20%" (``viewmodel.trade_labels``), whose
+  tooltip lists each trade.
 - A region: a shaded band over its candles (uptrend green, downtrend red, range grey,
   reviewed blue and fainter, beneath the others; any other label violet) with its label at
   the top.
@@ -50,6 +52,7 @@ from ...annotations.model import Annotation, Direction, Point, Region, RegionLab
 from ...annotations.targets import DEFAULT_REVIEW_MARGIN
 from ...market.candles import Candles
 from ...viewmodel import TimeMap
+from ...viewmodel.trade_labels import pnl_text, trade_labels, trade_lines
 from ..chart.axis import axis_font
 from ..chart.candle_item import RectBatch, device_scale
 from ..chart.overlays import MARKER_SIZE, marker_sprite
@@ -85,10 +88,6 @@ LANES_TIP = (
 LABELS_TIP = ("\n• training labels (Annotate ▸ Show training labels): the position it learns "
               "(grey flat, green long, red short) and, below, the regime (green uptrend, red "
               "downtrend, grey range)")
-
-
-def pnl_text(pnl_pct: float) -> str:
-    return f"{pnl_pct:+.2f}%"
 
 
 def mixed(color, background, alpha: float) -> QtGui.QColor:
@@ -190,10 +189,11 @@ class _PaneItem(pg.GraphicsObject):
     """An item as large as the price pane's view; ``paint_fn(p, exposed, bounds)`` paints
     the exposed part."""
 
-    def __init__(self, view: pg.ViewBox, paint_fn, z: float):
+    def __init__(self, view: pg.ViewBox, paint_fn, z: float, tip_fn=None):
         super().__init__()
         self._view = view
         self._paint_fn = paint_fn
+        self._tip_fn = tip_fn  # tip_fn(pos) -> the tooltip at item position pos ("" none)
         self._bounds = QtCore.QRectF()
         self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption)
         self.setZValue(z)
@@ -210,6 +210,12 @@ class _PaneItem(pg.GraphicsObject):
 
     def boundingRect(self) -> QtCore.QRectF:
         return self._bounds
+
+    def hoverEvent(self, ev) -> None:
+        """pyqtgraph's hover: the tooltip of what lies under the mouse (empty over nothing,
+        so that the items beneath show theirs)."""
+        if self._tip_fn is not None:
+            self.setToolTip("" if ev.isExit() else self._tip_fn(ev.pos()))
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
         if self._bounds.isNull():
@@ -366,9 +372,13 @@ class AnnotationGraphics:
         self._fragments = PrimitiveArray(QtGui.QPainter.PixmapFragment, 10)
         self._x_cache: dict[tuple[int, str], tuple[tuple, np.ndarray]] = {}
         self._last_frame: tuple[tuple, _Frame] | None = None
+        # the trade labels last painted: the frame's scale, then (device rect, trade rows)
+        self.label_tips: tuple[tuple[float, float, float, float],
+                               list[tuple[QtCore.QRectF, np.ndarray]]] = ((1, 0, 1, 0), [])
         view = chart.price_view
         self.shades = _PaneItem(view, self._paint_shades, chart.price_grid.zValue() - 0.5)
-        self.marks = _PaneItem(view, self._paint_marks, chart.overlays.item.zValue() - 0.5)
+        self.marks = _PaneItem(view, self._paint_marks, chart.overlays.item.zValue() - 0.5,
+                               self.tip_at)
         self.legend = _LaneLegend(chart)
 
     # -- content ---------------------------------------------------------------------------
@@ -422,6 +432,17 @@ class AnnotationGraphics:
             tip += f"\n\nNothing is labelled: {labels.problem}"
         self.legend.setToolTip(tip)
         self.marks.update()
+
+    def tip_at(self, pos: QtCore.QPointF) -> str:
+        """The trades of the label painted at item position ``pos``, one per line ("")."""
+        (sx, dx, sy, dy), tips = self.label_tips
+        point = QtCore.QPointF(sx * pos.x() + dx, sy * pos.y() + dy)
+        t = self.trades
+        for rect, rows in tips:
+            if rect.contains(point) and rows.max() < len(t):
+                return trade_lines(t.col("long")[rows], t.col("entry_ts")[rows],
+                                   t.col("exit_ts")[rows], t.col("pnl")[rows])
+        return ""
 
     def _has(self, ann_id: str) -> bool:
         return any(ann_id in t for t in (self.trades, self.regions, self.points))
@@ -506,6 +527,7 @@ class AnnotationGraphics:
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         p.setFont(self._text.font)
         lanes = _Lanes(f)
+        self.label_tips = ((f.sx, f.dx, f.sy, f.dy), [])
         if len(self.regions):
             _, left, width, codes = self._region_bands(f)
             thin = width < MIN_BAND_PX
@@ -591,16 +613,34 @@ class AnnotationGraphics:
         self._draw_sprites(p, style.sprites, np.concatenate((xe, xx)),
                            np.concatenate((ye + 1 + half, yx - 1 - half)),
                            np.concatenate((entry, entry + 1)))
-        if idx.size * TEXT_SPACING_PX <= f.width_px and idx.size <= MAX_TEXTS:
-            pnl = t.col("pnl")[idx]
-            rise = yx <= ye  # the exit is drawn above the entry: put the text over the marker
-            ascent = self._text.metrics.ascent()
-            tops = np.where(rise, yx - MARKER_SIZE - 4 - ascent, yx + 2)
-            texts = [pnl_text(float(v)) for v in pnl]
-            widths = np.array([self._text.width(text) for text in texts])
-            for i in _clear_of_each_other(xx, tops, widths, self._text.metrics.height()):
-                p.setPen(style.up if pnl[i] >= 0 else style.down)
-                self._text.draw(p, xx[i], tops[i], texts[i], centred=True)
+        self._paint_trade_labels(p, f, style, idx, xx, ye, yx)
+
+    def _paint_trade_labels(self, p, f: _Frame, style: _Style, idx: np.ndarray,
+                            xx: np.ndarray, ye: np.ndarray, yx: np.ndarray) -> None:
+        """One P&L label per candle the trades ``idx`` exit on (their exits drawn at ``xx``,
+        ``yx``; entries at height ``ye``): a lone trade's over its exit marker when it rose
+        (else under it), several trades' over the highest of their exit markers."""
+        if idx.size > MAX_TEXTS:
+            return
+        t = self.trades
+        exit_ts = t.col("exit_ts")[idx]
+        candle = np.searchsorted(f.candles.ts, exit_ts, side="right") - 1
+        labels = trade_labels(candle, exit_ts, t.col("pnl")[idx])
+        if len(labels) * TEXT_SPACING_PX > f.width_px:
+            return
+        ascent, height = self._text.metrics.ascent(), self._text.metrics.height()
+        above = yx - MARKER_SIZE - 4 - ascent
+        centre = np.array([(xx[k].min() + xx[k].max()) / 2 for k in (a.rows for a in labels)])
+        tops = np.array([above[a.rows].min() if len(a.rows) > 1
+                         else (above if yx[a.rows[0]] <= ye[a.rows[0]] else yx + 2)[a.rows[0]]
+                         for a in labels])
+        texts = [a.text for a in labels]
+        widths = np.array([self._text.width(text) for text in texts])
+        for i in _clear_of_each_other(centre, tops, widths, height):
+            p.setPen(style.up if labels[i].pnl >= 0 else style.down)
+            self._text.draw(p, centre[i], tops[i], texts[i], centred=True)
+            self.label_tips[1].append((QtCore.QRectF(centre[i] - widths[i] / 2, tops[i],
+                                                     widths[i], height), idx[labels[i].rows]))
 
     def _draw_lines(self, p, pen: QtGui.QPen, x0, y0, x1, y1) -> None:
         """Segments from ``(x0, y0)`` to ``(x1, y1)``, in one call."""

@@ -126,8 +126,8 @@ class AnnotationTableModel(QAbstractTableModel):
                        "until one of each pair is edited or deleted"
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (PNL, HOLDING):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ToolTipRole and column == NOTES and ann.notes:
-            return ann.notes
+        if role == Qt.ItemDataRole.ToolTipRole:  # the whole text, where the view elides it
+            return (ann.notes if column == NOTES else self._display(ann, column)) or None
         return None
 
     def _display(self, ann: Annotation, column: int) -> str:

@@ -6,8 +6,10 @@ It shows the assumptions in words (IN-SAMPLE in red when the trader allowed a ru
 span), the equity and drawdown of the signals beside buy & hold, the metrics table with
 backtesting.py's names, and the trades of the first signal; those trades are drawn on the
 chart (entry and exit fills, a line between them coloured by the trade's result) and Enter on a
-trade shows it there. Every control is a Tab stop; the rules are the core's
-(``backtest.request``): a run's signals out of sample unless the trader asks otherwise.
+trade shows it there. Every control is a Tab stop, and every choice a command of the keymap
+(``backtest.signals_marks`` ...: the ``Ctrl+K`` palette offers them, each brings the view
+forward); the rules are the core's (``backtest.request``): a run's signals out of sample unless
+the trader asks otherwise.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,8 +46,9 @@ from ...backtest.report import (
     IN_SAMPLE,
     SHOWN,
     BacktestResult,
-    format_metric,
+    metric_text,
     short_sample,
+    summary,
 )
 from ...backtest.request import ANNOTATIONS, RUN_PREFIX, BacktestRequest, run_request
 from ...errors import WorkstationError
@@ -72,7 +76,9 @@ def _when(ms: int) -> str:
 class BacktestView(QWidget):
     """See the module docstring. ``live``: the window's ``LiveData`` (candles and series);
     ``chart``: the ``ChartWidget`` the trades are drawn on; ``paths``: the app's paths (marks
-    and checkpoints); ``show_chart``: called to bring the chart forward."""
+    and checkpoints); ``show_chart``: called to bring the chart forward; ``show_view`` (set
+    by ``BacktestTab``): called to bring this view forward. ``command_actions``: Run / stop;
+    ``choice_actions``: the choices' commands (id -> QAction, enabled with their fields)."""
 
     finished = Signal(object)  # the results shown, or the message of a failure
 
@@ -83,6 +89,7 @@ class BacktestView(QWidget):
         self.live = live
         self.chart = chart
         self.show_chart = show_chart
+        self.show_view: Callable[[], object] | None = None
         self.results: list[BacktestResult] = []
         self.request: BacktestRequest | None = None
         self._candles: Candles | None = None  # those of the last run
@@ -94,6 +101,24 @@ class BacktestView(QWidget):
         self._build()
         self.command_actions = create_command_actions(
             self, {"backtest.run": self.toggle_run}, Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        # the choices: the palette's (they are the window's actions), not the View menu's
+        self.choice_actions = create_command_actions(self, {
+            "backtest.signals_marks": lambda: self._choose(self.signals, ANNOTATIONS),
+            "backtest.signals_run": self.choose_newest_run,
+            "backtest.head_position": lambda: self._choose(self.head, "position"),
+            "backtest.head_candle": lambda: self._choose(self.head, "candle"),
+            "backtest.confidence": lambda: self._edit(self.threshold),
+            "backtest.costs": lambda: self._edit(self.fee),
+            "backtest.size": lambda: self._edit(self.trade_size),
+            "backtest.fill_next_open": lambda: self._choose(self.fill, NEXT_OPEN),
+            "backtest.fill_same_close": lambda: self._choose(self.fill, SAME_CLOSE),
+            "backtest.in_sample": self._in_sample_chosen,
+        })
+        allow = self.choice_actions["backtest.in_sample"]
+        allow.setCheckable(True)
+        self.in_sample.toggled.connect(allow.setChecked)
+        self.signals.currentIndexChanged.connect(self._signals_changed)
+        self._signals_changed()  # the run's choices enabled with their fields
 
     # -- building ---------------------------------------------------------------------------
     def _build(self) -> None:
@@ -145,8 +170,12 @@ class BacktestView(QWidget):
         self.metrics = QTableWidget(0, 0)
         self.metrics.setObjectName("backtestMetrics")
         self.metrics.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.metrics.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents)
+        self.metrics.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.metrics.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        rows = self.metrics.verticalHeader()  # a row a line: the 16 rows fit a 900 px window
+        rows.setMinimumSectionSize(rows.fontMetrics().lineSpacing() + 4)
+        rows.setDefaultSectionSize(rows.minimumSectionSize())
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.metrics.setWordWrap(False)
         self.trades = QTableWidget(0, 7)
         self.trades.setObjectName("backtestTrades")
@@ -164,9 +193,9 @@ class BacktestView(QWidget):
         tables_column = QVBoxLayout(tables)
         tables_column.setContentsMargins(0, 0, 0, 0)
         tables_column.addWidget(QLabel("Metrics (backtesting.py's names)"))
-        tables_column.addWidget(self.metrics, 3)
+        tables_column.addWidget(self.metrics)  # as tall as its rows (``_fit_metrics``)
         tables_column.addWidget(self.trades_label)
-        tables_column.addWidget(self.trades, 2)
+        tables_column.addWidget(self.trades, 1)
         results = QSplitter(Qt.Orientation.Horizontal)
         results.addWidget(self.plots)
         results.addWidget(tables)
@@ -174,9 +203,7 @@ class BacktestView(QWidget):
         row = QHBoxLayout(self)
         row.addWidget(left)
         row.addWidget(results, 1)
-        self.signals.currentIndexChanged.connect(self._signals_changed)
         self.signals.addItem("Your marked trades", ANNOTATIONS)  # the runs: when shown
-        self._signals_changed()
 
     @staticmethod
     def _spin(lo, hi, value, step, decimals, tip) -> QDoubleSpinBox:
@@ -215,6 +242,39 @@ class BacktestView(QWidget):
         model = str(self.signals.currentData() or "").startswith(RUN_PREFIX)
         for widget in (self.head, self.threshold, self.in_sample):
             widget.setEnabled(model)
+        for command_id in ("backtest.head_position", "backtest.head_candle",
+                           "backtest.confidence", "backtest.in_sample"):
+            self.choice_actions[command_id].setEnabled(model)
+
+    def _bring_forward(self) -> None:
+        if self.show_view is not None:
+            self.show_view()
+
+    def _choose(self, combo: QComboBox, data: str) -> None:
+        """A choice's command: the view forward, ``combo`` on the item of ``data``."""
+        self._bring_forward()
+        combo.setCurrentIndex(combo.findData(data))
+        combo.setFocus()
+
+    def _edit(self, field: QWidget) -> None:
+        """A value's command: the view forward, the keyboard in ``field``."""
+        self._bring_forward()
+        field.setFocus()
+
+    def choose_newest_run(self) -> None:
+        """Signals: the newest saved run's, or say that there is none."""
+        self._bring_forward()
+        if self.signals.count() < 2:
+            self.refresh_signals()
+        if self.signals.count() < 2:
+            self._say("no saved run to backtest: train one first (F5)", failed=True)
+            return
+        self._choose(self.signals, str(self.signals.itemData(1)))
+
+    def _in_sample_chosen(self) -> None:
+        self._bring_forward()
+        self.in_sample.setChecked(self.choice_actions["backtest.in_sample"].isChecked())
+        self.in_sample.setFocus()
 
     def current_request(self) -> BacktestRequest:
         fee = self.fee.value()
@@ -319,30 +379,46 @@ class BacktestView(QWidget):
         signal = next((r for r in results if r.name != BUY_AND_HOLD), first)
         self._fill_trades(signal)
         self._draw_trades(signal)
-        trades = len(signal.run.trades)
-        self._say(f"{signal.name}: {trades:,} trade{'s' if trades != 1 else ''}, return "
-                  f"{format_metric(signal.metrics['Return [%]'], '%')} vs buy & hold "
-                  f"{format_metric(signal.metrics['Buy & Hold Return [%]'], '%')} after costs")
+        self._say(summary(results))
 
     def _fill_metrics(self, results: list[BacktestResult]) -> None:
         table = self.metrics
         table.clear()
         table.setColumnCount(len(results))
         table.setRowCount(len(SHOWN) + 1)
-        table.setHorizontalHeaderLabels(
-            [f"{'IN-SAMPLE · ' if r.assumptions.sample == IN_SAMPLE else ''}{r.name}"
-             for r in results])
+        titles = [f"{'IN-SAMPLE · ' if r.assumptions.sample == IN_SAMPLE else ''}{r.name}"
+                  for r in results]
+        table.setHorizontalHeaderLabels(titles)
         table.setVerticalHeaderLabels(["sample"] + [label for label, _ in SHOWN])
+        for col, title in enumerate(titles):  # elided in the middle when narrower than this
+            header_item = table.horizontalHeaderItem(col)
+            assert header_item is not None  # setHorizontalHeaderLabels made it
+            header_item.setToolTip(title)
         for col, result in enumerate(results):
             sample = QTableWidgetItem(short_sample(result.assumptions.sample))
             if result.assumptions.sample == IN_SAMPLE:
                 sample.setForeground(QColor(_LOSS))
             table.setItem(0, col, sample)
             for row, (label, unit) in enumerate(SHOWN, start=1):
-                value = result.metrics.get(label, float("nan"))
-                item = QTableWidgetItem(format_metric(value, unit))
+                item = QTableWidgetItem(metric_text(result, label, unit))
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 table.setItem(row, col, item)
+        self._fit_metrics()
+
+    def _fit_metrics(self) -> None:
+        """Every value in sight: the columns share the table's width, none narrower than
+        the widest value (a title that does not fit is elided; its tooltip has it whole),
+        and the table is as wide and as tall as its values need."""
+        table = self.metrics
+        header = table.horizontalHeader()
+        widest = max((table.sizeHintForColumn(c) for c in range(table.columnCount())),
+                     default=0)
+        header.setMinimumSectionSize(max(widest, header.fontMetrics().horizontalAdvance("—")))
+        frame = 2 * table.frameWidth()
+        rows = table.verticalHeader()
+        table.setMinimumWidth(rows.sizeHint().width() + table.columnCount()
+                              * header.minimumSectionSize() + frame)
+        table.setMinimumHeight(header.sizeHint().height() + rows.length() + frame)
 
     def metric_cell(self, label: str, name: str) -> str:
         """The metrics table's text for metric ``label`` of signal ``name``."""
@@ -433,6 +509,7 @@ class BacktestTab(QObject):
             "view.backtest": self.toggle, "backtest.clear": view.clear_chart,
         }, Qt.ShortcutContext.WindowShortcut)
         self.command_actions.update(view.command_actions)
+        view.show_view = lambda: self.tabs.setCurrentWidget(view)  # lists the runs: _shown
 
     def _shown(self, _index: int) -> None:
         if self.tabs.currentWidget() is self.view and not self.view.running:

@@ -17,13 +17,14 @@ from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
 
 from .candle_item import RectBatch, ViewSizedItem, device_scale
 from .text import TextCache
-from .ticks import TimeTick, price_ticks
+from .ticks import TimeTick, axis_labels, price_ticks
 
 AXIS_FONT_PX = 11
 PRICE_AXIS_WIDTH = 76
 TIME_AXIS_HEIGHT = 22
 _TICK_LEN = 4
 _TAG_GAP = 4  # px kept free between a tag and the time labels beside it
+_LABEL_GAP = 8  # px kept free between two time labels
 
 
 def axis_font() -> QtGui.QFont:
@@ -156,7 +157,9 @@ class PriceAxis(_Axis):
 
 
 class TimeAxis(_Axis):
-    """Time labels under the panes; the chart hands it ticks (it knows the candles)."""
+    """Time labels under the panes; the chart hands it ticks (it knows the candles). Each
+    label is drawn whole and apart from the next, the first with the date
+    (``ticks.axis_labels``)."""
 
     def __init__(self, view: pg.ViewBox, text_color, line_color):
         super().__init__(view, text_color, line_color)
@@ -192,29 +195,28 @@ class TimeAxis(_Axis):
 
     def _around(self, rect: QtCore.QRectF) -> QtCore.QRectF:
         """``rect`` and the widest label on each side (see ``_Axis._around``)."""
-        widest = max((self._text.width(t.label) for t in self.ticks), default=0.0)
+        widest = max((self._text.width(t.lead) for t in self.ticks), default=0.0)
         pad = widest + _TAG_GAP
         return rect.adjusted(-pad, 0, pad, 0)
 
     def shown_ticks(self, tr: QtGui.QTransform | None = None) -> list[tuple[int, str]]:
         """The labels drawn (pixel x of their centre, text) with the view's transform ``tr``
-        (default: now): those on the axis and clear of every tag by ``_TAG_GAP``; a tag
-        hides the labels it would overlap."""
-        w = self.size().width()
+        (default: now): ``ticks.axis_labels`` (whole, apart, the first with the date), less
+        those a tag would touch: a tag hides the labels within ``_TAG_GAP`` of it and
+        changes no other."""
         if tr is None:
             tr = self._view_to_local()
+        xs = [math.floor(tr.m11() * tick.x + tr.dx()) for tick in self.ticks]
+        shown = axis_labels(self.ticks, xs, self._text.width, self.size().width(), _LABEL_GAP)
         tags = [self._tag_rect(tag) for tag in self._tags.values()]
-        shown = []
-        for tick in self.ticks:
-            x = math.floor(tr.m11() * tick.x + tr.dx())
-            if not 0 <= x <= w:
-                continue
-            if tags:
-                half = self._text.width(tick.label) / 2 + _TAG_GAP
-                if any(r.left() - half < x < r.right() + half for r in tags):
-                    continue
-            shown.append((x, tick.label))
-        return shown
+        if not tags:
+            return shown
+        kept = []
+        for x, label in shown:
+            half = self._text.width(label) / 2 + _TAG_GAP
+            if not any(r.left() - half < x < r.right() + half for r in tags):
+                kept.append((x, label))
+        return kept
 
     def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
         w = self.size().width()

@@ -13,6 +13,7 @@ from ...display import NO_DATA, volume
 from ...market.candles import Candles
 from ...market.series import SeriesKey
 from ...viewmodel import ChartViewModel, TimeMap, view_limits
+from ...viewmodel.chart import ReadoutCandle, readout_candle
 from ..command_registry import create_command_actions
 from .axis import GridItem, PriceAxis, Tag, TimeAxis
 from .candle_item import CandleItem, VolumeItem
@@ -202,6 +203,7 @@ class ChartWidget(QtWidgets.QWidget):
         self._panes_show: tuple[int, int] | None = None  # while the panes tell the view model
         self._limiting = False  # while the panes get new limits
         self._hover: int | None = None
+        self._read_out: ReadoutCandle | None = None  # the readout's candle
         self._autoscale = True
         self._utc = True
         self._decimals = 2
@@ -277,6 +279,7 @@ class ChartWidget(QtWidgets.QWidget):
         self.crosshair = CrosshairItem(self.price_view, col(c.crosshair))
         self.volume_crosshair = CrosshairItem(self.volume_view, col(c.crosshair))
         self.overlays = ChartOverlays(self.view_model)
+        layout.insertWidget(1, self.overlays.legend_strip)  # legends above the plot, not on it
         self.link_marks = LinkMarksItem(lambda: self.view_model.time_map)
         self._price_items = (self.price_grid, self.link_marks, self.cursor_item, self.candle_item,
                              self.overlays.item, self.price_line, self.crosshair)
@@ -580,6 +583,7 @@ class ChartWidget(QtWidgets.QWidget):
     def _on_view_range(self, t0: int, t1: int) -> None:
         if (t0, t1) != self._panes_show:  # not already on screen (a mouse gesture's range)
             self._show_view_range()
+        self._update_readout(only_if_moved=True)
         self.time_range_changed.emit(t0, t1)
 
     def _on_x_range(self, *args) -> None:
@@ -760,19 +764,23 @@ class ChartWidget(QtWidgets.QWidget):
         after = "  ·  " + ", ".join(notes) if notes else ""
         self.header.set_titles(name + after, short + after)
 
-    def _readout_index(self) -> int | None:
-        i = self._hover if self._hover is not None else self.cursor_index
-        return i if self._candles is not None and 0 <= i < self._n else None
-
-    def _update_readout(self) -> None:
-        i = self._readout_index()
-        if i is None:
+    def _update_readout(self, only_if_moved: bool = False) -> None:
+        """Read out the candle ``readout_candle`` picks: the cursor's while it is over the
+        chart, else the newest visible one. ``only_if_moved`` (the view moved, the candles
+        did not change): only where that is another candle than the one read out."""
+        shown = None if self._candles is None else readout_candle(
+            self._hover, self.cursor_index, self.view_model.visible_indices())
+        if only_if_moved and shown == self._read_out:
+            return
+        self._read_out = shown
+        if shown is None:
             self.header.set_readout(NO_DATA, lambda: NO_DATA)
             return
         candles, decimals, utc = self._candles, self._decimals, self._utc
         assert candles is not None  # an index to read out comes with candles
+        i, at_cursor = shown
         self.header.set_readout(
-            format_readout(candles, i, decimals, utc),
+            format_readout(candles, i, decimals, utc, at_cursor=at_cursor),
             lambda: format_readout(candles, i, decimals, utc, compact=True))
 
     def _update_hover_tags(self) -> None:

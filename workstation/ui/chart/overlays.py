@@ -2,9 +2,10 @@
 ranges, a translucent "ghost" candle (a predicted next candle), badges (boxed texts stacked
 in the pane's top right corner, below the annotation lanes, one per group, e.g. a suggested
 position and a paper account), lane
-marks (one small ▲ ◆ ▼ per candle along the bottom of the pane, each with its colour, opacity
-and a filled or hollow body, e.g. live predictions) and a legend (a box of text rows, each
-with sample glyphs, in the pane's top left corner below the annotation lanes).
+marks (one ▲ ◆ ▼ per candle along the bottom of the pane, as wide as most of a candle and
+never under ``LANE_MARK_PX[0]`` px, each with its colour, opacity and a filled or hollow body,
+e.g. live predictions) and a legend (text rows, each with sample glyphs) in a strip above the
+plot (``LegendStrip``, the chart's ``overlays.legend_strip``), never over the candles.
 
 Overlays are placed by time (epoch ms) and price, and belong to a ``group`` (a string), so a
 feature can redraw its own overlays with ``clear(group)`` and leave the others alone. Each
@@ -17,7 +18,7 @@ colour, so 10,000 of them stay cheap at any zoom. Markers are sprites drawn with
 ``drawPixmapFragments`` call per kind and colour; segments one ``arrayToQPath`` path per
 colour and style. Lane marks are kept as arrays as given (``set_lane_marks``, one set per
 group) and drawn with one ``drawPixmapFragments`` call per group from one image of every
-glyph, colour and body; the legend is one cached image.
+glyph, colour and body.
 
 Nothing is cut by the axes: markers, their texts, labels and lane marks of a candle that is
 partly visible are drawn wholly inside the pane (shifted in from an edge when they would
@@ -34,7 +35,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
-from pyqtgraph.Qt import QtCore, QtGui
+from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
 
 from ...viewmodel import ChartViewModel, TimeMap
 from .axis import axis_font
@@ -47,12 +48,11 @@ BADGE_TOP_PX = 48  # the badge's distance from the pane's top: under the annotat
 BADGE_MARGIN_PX = 8  # from the pane's right edge
 BADGE_GAP_PX = 4  # between stacked badges
 LANE_SHAPES = ("down", "flat", "up")  # lane mark glyphs: ▼ ◆ ▲
-LANE_MARK_PX = (5, 11)  # a lane mark's smallest and largest size (it follows the candle width)
+LANE_MARK_PX = (9, 15)  # a lane mark's smallest and largest size (it follows the candle width)
 LANE_BOTTOM_PX = 3  # the lane marks' distance from the pane's bottom
-LEGEND_MARGIN_PX = 8  # the legend's distance from the pane's left edge (top: BADGE_TOP_PX)
+LEGEND_PAD_PX = 4  # the legend strip's margins
+LEGEND_GAP_PX = 16  # between the legend's rows, laid out left to right
 LEGEND_GLYPH_PX = 9
-LEGEND_TEXT = "#e0e0e0"
-LEGEND_FILL = QtGui.QColor(16, 18, 24, 225)
 _UP_COLOR = "#2962ff"
 _DOWN_COLOR = "#ff6d00"
 
@@ -329,7 +329,6 @@ class OverlayItem(ViewSizedItem):
         # QPainter.PixmapFragment is ten doubles: x, y, source left, top, width, height,
         # scale x, scale y, rotation, opacity.
         self._fragments = np.empty((0, 10))
-        self._legend_image: tuple[Legend, QtGui.QPixmap] | None = None
         self._pane = (0.0, 0.0, 0.0, 0.0)  # left, right, top, bottom in device pixels
         self.setZValue(5)
 
@@ -367,8 +366,6 @@ class OverlayItem(ViewSizedItem):
         y = top + BADGE_TOP_PX
         for badge in o.badges.values():
             y += self._paint_badge(p, badge, self._pane[1], y) + BADGE_GAP_PX
-        if o.legend is not None:
-            self._paint_legend(p, o.legend)
         p.restore()
 
     def _shown(self, xs: np.ndarray) -> np.ndarray:
@@ -585,48 +582,80 @@ class OverlayItem(ViewSizedItem):
         first = shiboken6.wrapInstance(frags.ctypes.data, QtGui.QPainter.PixmapFragment)
         p.drawPixmapFragments(first, n, lane_atlas(s, lane.palette))
 
-    def _paint_legend(self, p, legend: Legend) -> None:
-        """The legend's image (made once per legend) in the pane's top left corner, below the
-        annotation lanes, moved up to stay in the pane when it is short."""
-        cached = self._legend_image
-        if cached is None or cached[0] is not legend:
-            cached = self._legend_image = (legend, self._legend_pixmap(legend))
-        pix = cached[1]
-        left, _right, top, bottom = self._pane
-        y = max(top, min(top + BADGE_TOP_PX, bottom - pix.height()))
-        p.drawPixmap(QtCore.QPointF(round(left) + LEGEND_MARGIN_PX, round(y)), pix)
 
-    def _legend_pixmap(self, legend: Legend) -> QtGui.QPixmap:
-        m, g = self._metrics, LEGEND_GLYPH_PX
-        row_h = max(m.height(), g) + 3
-        pad = 6
+class LegendStrip(QtWidgets.QWidget):
+    """The legend: its rows (sample glyphs, then text) left to right in a strip above the
+    plot, wrapping onto as many lines as its width needs; hidden without a legend."""
 
-        def glyphs_width(row: LegendRow) -> float:
-            return len(row.glyphs) * (g + 2) + (4 if row.glyphs else 0)
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("legendStrip")
+        self.legend: Legend | None = None
+        self._font = axis_font()
+        self._metrics = QtGui.QFontMetricsF(self._font)
+        self._background = QtGui.QColor("#131722")
+        self._text = QtGui.QColor("#d1d4dc")
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
+                           QtWidgets.QSizePolicy.Policy.Fixed)
+        self.hide()
 
-        width = max((glyphs_width(r) + m.horizontalAdvance(r.text) for r in legend.rows),
-                    default=0)
-        pix = QtGui.QPixmap(math.ceil(width) + 2 * pad, row_h * len(legend.rows) + 2 * pad - 3)
-        pix.fill(QtCore.Qt.GlobalColor.transparent)
-        painter = QtGui.QPainter(pix)
-        painter.setPen(QtGui.QPen(QtGui.QColor(255, 255, 255, 60), 1))
-        painter.setBrush(LEGEND_FILL)
-        painter.drawRect(QtCore.QRectF(0.5, 0.5, pix.width() - 1, pix.height() - 1))
+    def set_colors(self, background, text) -> None:
+        self._background, self._text = _color(background), _color(text)
+        self.update()
+
+    def set_legend(self, legend: Legend | None) -> None:
+        self.legend = legend
+        self.setVisible(legend is not None and self.parent() is not None)  # once laid out
+        self._fit()
+        self.update()
+
+    def _row_height(self) -> float:
+        return max(self._metrics.height(), LEGEND_GLYPH_PX) + 2
+
+    def _row_width(self, row: LegendRow) -> float:
+        glyphs = len(row.glyphs) * (LEGEND_GLYPH_PX + 2) + (2 if row.glyphs else 0)
+        return glyphs + self._metrics.horizontalAdvance(row.text)
+
+    def placed(self, width: float) -> list[tuple[float, float, LegendRow]]:
+        """Where each row goes at ``width``: ``(x, y, row)``, left to right, wrapping."""
+        rows = self.legend.rows if self.legend is not None else ()
+        x = y = float(LEGEND_PAD_PX)
+        out = []
+        for row in rows:
+            w = self._row_width(row)
+            if x > LEGEND_PAD_PX and x + w > width - LEGEND_PAD_PX:
+                x, y = float(LEGEND_PAD_PX), y + self._row_height()
+            out.append((x, y, row))
+            x += w + LEGEND_GAP_PX
+        return out
+
+    def _fit(self) -> None:
+        placed = self.placed(self.width())
+        lines = len({y for _, y, _ in placed}) or 1
+        height = math.ceil(lines * self._row_height()) + 2 * LEGEND_PAD_PX
+        if height != self.height():
+            self.setFixedHeight(height)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def paintEvent(self, event) -> None:
+        painter = QtGui.QPainter(self)
+        painter.fillRect(self.rect(), self._background)
         painter.setFont(self._font)
-        for i, row in enumerate(legend.rows):
-            y = pad + i * row_h
-            x = float(pad)
+        m, g, row_h = self._metrics, LEGEND_GLYPH_PX, self._row_height()
+        for x, y, row in self.placed(self.width()):
             for shape, color, hollow in row.glyphs:
                 _draw_glyph(painter, LANE_SHAPES.index(shape), _color(color), hollow, x,
-                            y + (row_h - 3 - g) / 2, g)
+                            y + (row_h - g) / 2, g)
                 x += g + 2
-            x += 4 if row.glyphs else 0
+            x += 2 if row.glyphs else 0
             painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
-            painter.setPen(_color(row.color if row.color is not None else LEGEND_TEXT))
-            painter.drawText(QtCore.QPointF(x, y + (row_h - 3 + m.ascent() - m.descent()) / 2),
+            painter.setPen(_color(row.color) if row.color is not None else self._text)
+            painter.drawText(QtCore.QPointF(x, y + (row_h + m.ascent() - m.descent()) / 2),
                              row.text)
         painter.end()
-        return pix
 
 
 class ChartOverlays:
@@ -642,6 +671,7 @@ class ChartOverlays:
         self.badges: dict[str, Badge] = {}  # by group, stacked top down in this order
         self.lanes: dict[str, LaneMarks] = {}
         self.legend: Legend | None = None
+        self.legend_strip = LegendStrip()  # the chart lays it out above the plot
         self.item = OverlayItem(self, view_model)
         self.item.setVisible(False)
         self._handles = itertools.count(1)
@@ -651,9 +681,10 @@ class ChartOverlays:
 
     def _changed(self) -> None:
         """Repaint; an overlay layer with nothing to draw is hidden, so frames skip it."""
-        self.item.setVisible(self.ghost is not None or bool(self.badges)
-                             or self.legend is not None or bool(self.lanes)
+        self.item.setVisible(self.ghost is not None or bool(self.badges) or bool(self.lanes)
                              or any(len(t) for t in self._tables()))
+        if self.legend_strip.legend is not self.legend:
+            self.legend_strip.set_legend(self.legend)
         self.item.update()
 
     def _add(self, table: _Table, record) -> int:
@@ -744,9 +775,9 @@ class ChartOverlays:
         self._changed()
 
     def set_legend(self, rows, group: str = DEFAULT_GROUP) -> None:
-        """Show a legend of ``rows`` (``LegendRow``s) in the pane's top left corner, below
-        the annotation lanes (one legend: it replaces the previous one, and goes with
-        ``clear`` of its group); no rows remove it."""
+        """Show a legend of ``rows`` (``LegendRow``s) in the strip above the plot (one
+        legend: it replaces the previous one, and goes with ``clear`` of its group); no rows
+        remove it."""
         rows = tuple(rows)
         if not rows:
             if self.legend is not None and self.legend.group == group:

@@ -1,5 +1,10 @@
 """The OHLCV readout of one candle, as text: time, open, high, low, close, volume and the
-change from the previous close (from the open for the first candle). Qt-free."""
+change from the previous close (from the open for the first candle). Qt-free.
+
+Which candle it reads out is ``viewmodel.chart.readout_candle``'s rule: the cursor's while the
+cursor is over the chart, else the newest visible one, which the full text then names
+(``OFF_CURSOR``).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from ...market.candles import Candles
 from .ticks import format_time
 
 MAX_DECIMALS = 8
+OFF_CURSOR = "newest on screen"  # leads the full readout of a candle that is not the cursor's
 
 
 def price_decimals(values: np.ndarray, significant: int = 7) -> int:
@@ -38,9 +44,10 @@ def change_pct(candles: Candles, i: int) -> float:
 
 
 def format_readout(candles: Candles, i: int, decimals: int, utc: bool,
-                   compact: bool = False) -> str:
-    """One line: ``2025-01-04 14:46 UTC  O 1.00  H 1.20  L 0.90  C 1.10  V 3.20K  +0.52%``;
-    ``compact`` (a narrow chart): ``2025-01-04 14:46 O 1.00 H 1.20 L 0.90 C 1.10 +0.52%``."""
+                   compact: bool = False, at_cursor: bool = True) -> str:
+    """One line: ``2025-01-04 14:46 UTC  O 1.00  H 1.20  L 0.90  C 1.10  V 3.20K  +0.52%``,
+    led by ``OFF_CURSOR`` unless ``at_cursor``; ``compact`` (a narrow chart), without it:
+    ``2025-01-04 14:46 O 1.00 H 1.20 L 0.90 C 1.10 +0.52%``."""
     o, h, l, c, v = (float(col[i]) for col in (candles.open, candles.high, candles.low,
                                                candles.close, candles.volume))
     when = format_time(int(candles.ts[i]), candles.timeframe.ms, utc)
@@ -52,6 +59,7 @@ def format_readout(candles: Candles, i: int, decimals: int, utc: bool,
     if compact:
         return (f"{when} O {o:.{decimals}f} H {h:.{decimals}f} L {l:.{decimals}f} "
                 f"C {c:.{decimals}f} {pct_text}" + (" forming" if forming else ""))
-    return (f"{when} {zone}  O {o:.{decimals}f}  H {h:.{decimals}f}  L {l:.{decimals}f}  "
+    lead = "" if at_cursor else f"{OFF_CURSOR}  "
+    return (f"{lead}{when} {zone}  O {o:.{decimals}f}  H {h:.{decimals}f}  L {l:.{decimals}f}  "
             f"C {c:.{decimals}f}  V {volume(v)}  {pct_text}"
             + ("  (forming)" if forming else ""))

@@ -4,12 +4,19 @@ Pure numpy and ``time``: no Qt here. The time axis is gapless (x is the candle i
 tick at a round time sits in the candle that contains it, placed like the crosshair's time
 (``TimeMap.centre_x``: a candle's open time at its centre); times that fall in a gap of the
 data get no tick.
+
+Labels read as TradingView's: the finest unit the step shows ("09:00"), replaced at the
+boundary of a larger unit by that unit ("27 Mar" at midnight, "Mar" on the 1st, "2023" in
+January). The first label the axis draws reads its tick's ``lead``, the label with the larger
+unit it lies in ("27 Mar 09:00", "12 Mar", "Mar 2023"), so the date is on screen at every zoom
+(``axis_labels``). Midnight and the 1st are those of the shown zone (UTC or local).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -34,6 +41,7 @@ class TimeTick(NamedTuple):
     x: float  # candle-index units
     ts: int  # epoch ms of the tick
     label: str
+    lead: str  # the label as the axis's first: with the larger unit ("27 Mar 09:00")
 
 
 def price_ticks(lo: float, hi: float, height_px: float,
@@ -114,24 +122,27 @@ def _candidates(kind: str, step: int, t_lo: int, t_hi: int, utc: bool) -> np.nda
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
-def time_label(ts_ms: int, kind: str, step: int, utc: bool) -> str:
-    """The label of a tick: the finest unit the step shows, or the coarser unit it starts
-    (a day at midnight, a month on its 1st, a year in January)."""
+def tick_labels(ts_ms: int, kind: str, step: int, utc: bool) -> tuple[str, str]:
+    """The label of a tick, the finest unit the step shows or the coarser unit it starts (a
+    day at midnight, a month on its 1st, a year in January), and its lead: the label with
+    the larger unit it lies in (the day before a time, the month after a day, the year after
+    a month), or the label itself where it names that unit already."""
     t = wall_time(ts_ms, utc)
+    month = _MONTHS[t.tm_mon - 1]
     year_start = t.tm_mon == 1 and t.tm_mday == 1
     if kind == "fixed":
         if t.tm_hour == t.tm_min == t.tm_sec == 0:
-            return str(t.tm_year) if year_start else f"{t.tm_mday} {_MONTHS[t.tm_mon - 1]}"
+            label = str(t.tm_year) if year_start else f"{t.tm_mday} {month}"
+            return label, label
+        label = f"{t.tm_hour:02d}:{t.tm_min:02d}"
         if step < _M:
-            return f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
-        return f"{t.tm_hour:02d}:{t.tm_min:02d}"
-    if kind == "days":
-        if t.tm_mday == 1:
-            return str(t.tm_year) if t.tm_mon == 1 else _MONTHS[t.tm_mon - 1]
-        return str(t.tm_mday)
-    if kind == "months":
-        return str(t.tm_year) if t.tm_mon == 1 else _MONTHS[t.tm_mon - 1]
-    return str(t.tm_year)
+            label += f":{t.tm_sec:02d}"
+        return label, f"{t.tm_mday} {month} {label}"
+    if kind == "days" and t.tm_mday != 1:
+        return str(t.tm_mday), f"{t.tm_mday} {month}"
+    if kind in ("days", "months") and t.tm_mon != 1:
+        return month, f"{month} {t.tm_year}"
+    return str(t.tm_year), str(t.tm_year)
 
 
 def time_ticks(ts: np.ndarray, timeframe_ms: int, i0: int, i1: int, px_per_candle: float,
@@ -157,9 +168,28 @@ def time_ticks(ts: np.ndarray, timeframe_ms: int, i0: int, i1: int, px_per_candl
     last_x = -math.inf
     for xi, ti in zip(x.tolist(), inst.tolist()):
         if xi - last_x >= min_dx:
-            ticks.append(TimeTick(xi, ti, time_label(ti, kind, step, utc)))
+            ticks.append(TimeTick(xi, ti, *tick_labels(ti, kind, step, utc)))
             last_x = xi
     return ticks
+
+
+def axis_labels(ticks: Sequence[TimeTick], xs: Sequence[int],
+                text_width: Callable[[str], float], width: float,
+                gap: float) -> list[tuple[int, str]]:
+    """The labels an axis ``width`` px wide draws for ``ticks`` centred at pixels ``xs``:
+    (x, text) of each that fits whole on the axis, ``gap`` px or more after the one before
+    it. The first reads its tick's ``lead``, so the axis always names the day (the month,
+    the year) it shows."""
+    shown: list[tuple[int, str]] = []
+    right = -math.inf
+    for tick, x in zip(ticks, xs):
+        text = tick.label if shown else tick.lead
+        half = text_width(text) / 2
+        if x - half < 0 or x + half > width or x - half < right + gap:
+            continue
+        shown.append((x, text))
+        right = x + half
+    return shown
 
 
 def format_time(ts_ms: int, timeframe_ms: int, utc: bool) -> str:

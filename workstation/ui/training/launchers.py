@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QPlainTextEdit, QWidget
 from ...display import size
 from ...errors import WorkstationError
 from ...ml.live import CandleSnapshot, LiveJob
+from ...viewmodel import training_session
 from .worker import (
     EvaluationJob,
     EvaluationWorker,
@@ -87,6 +88,7 @@ class JobLaunchers:
         def _show_run(self) -> None: ...
         def _worker_finished(self) -> None: ...
         def _reset_live(self) -> None: ...  # live_mode.LiveMode
+        def refresh_runs(self) -> None: ...  # runs_tab.RunsTab
 
     def start_training(self) -> None:
         """A new run (fresh model, new run id) on the closed candles on screen."""
@@ -119,14 +121,28 @@ class JobLaunchers:
         self._start_training(resume_run=point.run_id)
 
     def start_live(self) -> None:
-        """Predict each closed candle with the latest trained model."""
-        if self._can_start():
-            self._start_live(train=False)
+        """Predict each closed candle with the latest trained model (in live mode with
+        per-candle training: switch to it)."""
+        self._live_command(train=False)
 
     def start_live_training(self) -> None:
-        """Predict each closed candle and train one step on each."""
-        if self._can_start():
-            self._start_live(train=True)
+        """Predict each closed candle and train one step on each (in live inference: switch
+        to it)."""
+        self._live_command(train=True)
+
+    def _live_command(self, train: bool) -> None:
+        """Start live mode, switch to it from the other live mode, or say why not
+        (``TrainingSession.live_command``)."""
+        match self.session.live_command(bool(self.settings.devices), self.busy, train):
+            case training_session.START:
+                self._start_live(train)
+            case training_session.SWITCH:
+                self._after_stop(lambda: self._start_live(train) if self._can_start() else None)
+                self._set_state("stopping", f"switching to live inference"
+                                f"{' with per-candle training' if train else ''}: stopping "
+                                f"the live mode that runs first…")
+            case why:
+                self._refuse(why)
 
     def toggle_evaluation(self) -> None:
         """Start a walk-forward evaluation, or stop the one that runs."""
@@ -240,6 +256,7 @@ class JobLaunchers:
                       model_overrides=request.model_overrides,
                       feature_overrides=request.feature_overrides)
         self._reset_live()
+        self.session.live_train = train
         self.curves.clear_live()
         self.curves.tabs.setCurrentIndex(1)
         if self.overlay is not None:
@@ -277,3 +294,4 @@ class JobLaunchers:
         self._show_run()
         self.session.detail = f"cleared {runs} checkpoint runs ({size(freed)})"
         self.detail_label.setText(self.detail)
+        self.refresh_runs()  # the Runs tab empties

@@ -140,6 +140,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self._init_live_mode(paths.candle_cache)
         self._evaluating = False
         self._tasks: list[WorkerThread] = []  # reads and exports of runs, off the GUI thread
+        self._listings = self._listed = 0  # the run listings asked for, and the one shown
         self._wanted_open: str | None = None  # the run whose recorded curves were asked for
         self.relay = ProgressRelay(self)
         self.relay.delivered.connect(self._on_delivered)
@@ -429,6 +430,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
                     self._progress(item)
                     if isinstance(item, EpochEnd):
                         self.confusion.show_epoch(item)
+                    if isinstance(item, RunStarted | EpochEnd):  # recorded in its history
+                        self.refresh_runs()
                 case CheckpointSaved():
                     log.info("checkpoint (%s) of run %s: %s", item.reason, item.run_id,
                              item.path)

@@ -1,13 +1,15 @@
 """Live predictions on the chart, through its overlay API (``chart.overlays``).
 
-One compact mark per predicted candle, in a lane along the bottom of the price pane under the
-candle it is about: the candle head's call for that candle, ▲ up (green), ◆ flat (grey) or
-▼ down (red), as opaque as the model was sure (a faint mark: near a third, a solid one: near
-certain). With outcomes shown (``O``), a mark whose candle has closed is filled when the call
-was right and hollow when it was wrong. The position head is the badge in the pane's top right
-corner, the position the model suggests holding once the newest candle has closed ("suggested
-LONG 72%"). A legend in the top left corner says all of that and gives each market head's
-rolling live accuracy beside its majority and persistence baselines over the same candles
+One mark per predicted candle, in a lane along the bottom of the price pane under the candle
+it is about, as wide as most of that candle and never under 9 px: the candle head's call for
+that candle, ▲ up, ◆ flat or ▼ down in the chart theme's up, neutral and down colours
+(``direction_colors``), paler the less sure the model was, never so pale that it loses its
+contrast with the background (``MIN_OPACITY``). With outcomes shown (``O``), a mark whose
+candle has closed is filled when the call was right and hollow when it was wrong. The
+position head is the badge in the pane's top right corner, the position the model suggests
+holding once the newest candle has closed ("suggested LONG 72%"). A legend in a strip above
+the plot (never over the candles) says all of that and gives each market head's rolling live
+accuracy beside its majority and persistence baselines over the same candles
 (``ml.live.RollingAccuracy``, in both live modes).
 
 The marks stay on the chart when live mode stops, and when it starts again, until the trader
@@ -22,6 +24,7 @@ import numpy as np
 from ...display import percent
 from ...ml.events import LiveAccuracy, LiveStep
 from ...ml.live import RollingAccuracy
+from ..chart.colors import ChartColors
 from ..chart.overlays import LANE_SHAPES, LegendRow
 from ..command_registry import create_command_actions
 
@@ -30,11 +33,9 @@ MARKS = "prediction.marks"  # the lane marks
 LEGEND = "prediction.legend"
 MAX_MARKS = 2000  # the oldest marks are removed beyond this
 DIRECTIONS = ("down", "flat", "up")  # the candle head's classes, in its order
-DIRECTION_COLORS = {"up": "#26a69a", "down": "#ef5350", "flat": "#9e9e9e"}
 _POSITION_COLORS = {"long": "#26a69a", "short": "#ef5350", "flat": "#9e9e9e"}
-_PALETTE = tuple(DIRECTION_COLORS[d] for d in DIRECTIONS)
 _SHAPES = np.array([LANE_SHAPES.index(d) for d in DIRECTIONS])  # the glyph of each class
-MIN_OPACITY = 0.4  # of a mark whose call is no better than chance
+MIN_OPACITY = 0.9  # of a mark whose call is no better than chance: 3:1 contrast in both themes
 SURE = 0.8  # the confidence from which a mark is opaque
 PENDING, WRONG, RIGHT = -1, 0, 1
 
@@ -53,13 +54,21 @@ def accuracy_text(score: LiveAccuracy, label: str) -> str:
             f"persistence {percent(score.persistence, 0)} (last {score.n})")
 
 
+def direction_colors(colors: ChartColors) -> dict[str, str]:
+    """The marks' colour of each call in a chart theme: its up and down colours, and its axis
+    text for flat (a grey that keeps its contrast on either background)."""
+    return {"up": colors.up, "flat": colors.axis_text, "down": colors.down}
+
+
 def legend_rows(accuracy: dict[str, LiveAccuracy], outcomes: bool, live: bool,
-                trend_horizon: int | None = None) -> tuple[LegendRow, ...]:
+                trend_horizon: int | None = None,
+                colors: ChartColors = ChartColors()) -> tuple[LegendRow, ...]:
     """The legend: what the marks show (the candle head) and what the badge is (the position
     head), the outcomes toggle, each market head's rolling accuracy beside its baselines, and
     once live mode has stopped how to clear the marks."""
-    glyphs = tuple((d, DIRECTION_COLORS[d], False) for d in ("up", "flat", "down"))
-    rows = [LegendRow("candle head: next candle up / flat / down, faint = unsure", None,
+    palette = direction_colors(colors)
+    glyphs = tuple((d, palette[d], False) for d in ("up", "flat", "down"))
+    rows = [LegendRow("candle head: next candle up / flat / down, paler = less sure", None,
                       glyphs)]
     after = " · badge ↗: position head" if live else " · stopped: Shift+C clears"
     if outcomes:
@@ -204,16 +213,20 @@ class PredictionOverlay:
             return np.fromiter((m[i] for m in marks), dtype, n)
 
         cls = column(1, np.int64)
+        palette = direction_colors(self.chart.colors)
         self.overlays.set_lane_marks(
-            column(0, np.int64), _SHAPES[cls], cls, _PALETTE, opacity=column(2, np.float64),
+            column(0, np.int64), _SHAPES[cls], cls, tuple(palette[d] for d in DIRECTIONS),
+            opacity=column(2, np.float64),
             hollow=(column(3, np.int64) == WRONG) & self.show_outcomes, group=MARKS)
 
     def _draw_legend(self) -> None:
         if not self._marks and not self.live:
             self.overlays.set_legend((), group=LEGEND)
             return
+        strip = self.overlays.legend_strip
+        strip.set_colors(self.chart.colors.background, self.chart.colors.readout_text)
         self.overlays.set_legend(legend_rows(self.accuracy, self.show_outcomes, self.live,
-                                             self._horizon), group=LEGEND)
+                                             self._horizon, self.chart.colors), group=LEGEND)
 
 
 def position_text(p) -> str:

@@ -6,12 +6,14 @@ A run can be opened (its recorded curves), overlaid on the run shown, resumed fr
 checkpoint, restarted (a new run with its settings), deleted with its checkpoints and
 history (after a confirmation naming its size), and exported: TensorBoard event files into a
 folder, or one CSV file. This widget shows the list and asks; the training panel does what
-is asked, off the GUI thread where it reads or writes files.
+is asked, off the GUI thread where it reads or writes files. Each button is a command of the
+keymap (``runs.open`` ...), so the ``Ctrl+K`` palette offers what the buttons do.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -19,37 +21,35 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from ...display import NO_DATA, number
 from ...timeparse import format_minute
+from ..command_registry import create_command_actions
 from ..tables import cell_texts
 
 COLUMNS = ("Started (UTC)", "Run", "State", "Data", "Preset", "Steps", "Best val loss",
            "Verdict")
-ACTIONS = (("open", "Open", "Show this run's recorded curves"),
-           ("compare", "Overlay", "Draw this run's loss and validation accuracies beside the "
-                                  "run shown (grey, dashed); again on the shown run: clear"),
-           ("resume", "Resume", "Continue this run from its checkpoint (up to the panel's "
-                                "Epochs)"),
-           ("restart", "Restart", "Train a new run with this run's settings"),
-           ("delete", "Delete…", "Delete this run's checkpoints and history (asks first)"),
-           ("tensorboard", "Export TensorBoard…", "Write this run's curves as TensorBoard "
-                                                  "event files into a folder"),
-           ("csv", "Export CSV…", "Write one row per recorded batch and epoch to a CSV file"),
-           ("refresh", "Refresh", "List the runs again"))
+# the buttons: the action asked for (command ``runs.<action>``) and the button's short text
+ACTIONS = (("open", "Open"), ("compare", "Overlay"), ("resume", "Resume"),
+           ("restart", "Restart"), ("delete", "Delete…"),
+           ("tensorboard", "Export TensorBoard…"), ("csv", "Export CSV…"),
+           ("refresh", "Refresh"))
 
 
 @dataclass(frozen=True)
 class RunsListed:
-    """The runs of the store (``ml.history.listing.RunSummary``, newest first)."""
+    """The runs of the store (``ml.history.listing.RunSummary``, newest first); ``asked``
+    counts the listings asked for, so one that ends after a newer one is not shown."""
 
     runs: list
+    asked: int = 0
 
 
 @dataclass(frozen=True)
@@ -62,12 +62,13 @@ class Exported:
     message: str
 
 
-def list_store_runs(checkpoints_root) -> RunsListed:
-    """Every run of the default model's store (reads each history: off the GUI thread)."""
+def list_store_runs(checkpoints_root, asked: int = 0) -> RunsListed:
+    """Every run of the default model's store (reads each history: off the GUI thread);
+    ``asked``: the listing's number (``RunsListed.asked``)."""
     from ...ml.checkpoints import CheckpointStore
     from ...ml.history.listing import list_runs
 
-    return RunsListed(list_runs(CheckpointStore(checkpoints_root)))
+    return RunsListed(list_runs(CheckpointStore(checkpoints_root)), asked)
 
 
 def export_run(checkpoints_root, run_id: str, kind: str, path: str) -> Exported:
@@ -99,7 +100,8 @@ def _cells(summary) -> tuple[str, ...]:
 
 class RunList(QWidget):
     """See the module docstring. ``action_requested(action, run_id)`` for the buttons
-    (``ACTIONS``; ``refresh`` with an empty run id); ``show_runs`` fills the table;
+    (``ACTIONS``; ``refresh`` with an empty run id), whose commands are ``command_actions``
+    (id -> QAction, enabled while a run is selected); ``show_runs`` fills the table;
     ``select``/``selected_run``; ``rows()`` gives the table's texts."""
 
     action_requested = Signal(str, str)
@@ -121,13 +123,18 @@ class RunList(QWidget):
         header.setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.itemDoubleClicked.connect(lambda _item: self._ask("open"))
-        self.buttons: dict[str, QPushButton] = {}
+        self.command_actions = create_command_actions(
+            self, {f"runs.{action}": partial(self._ask, action) for action, _ in ACTIONS})
+        self.buttons: dict[str, QToolButton] = {}
         row = QGridLayout()
         row.setSpacing(4)
-        for i, (action, text, tip) in enumerate(ACTIONS):
-            button = QPushButton(text)
-            button.setToolTip(tip)
-            button.clicked.connect(lambda _checked=False, a=action: self._ask(a))
+        for i, (action, text) in enumerate(ACTIONS):
+            command = self.command_actions[f"runs.{action}"]
+            command.setIconText(text)
+            button = QToolButton()
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+            button.setDefaultAction(command)  # the button is its command
             self.buttons[action] = button
             row.addWidget(button, i // 4, i % 4)
         self.count = QLabel("Runs appear here once the device is ready")
@@ -193,10 +200,10 @@ class RunList(QWidget):
 
     def _selection_changed(self) -> None:
         chosen = self.selected_run() is not None
-        for action, button in self.buttons.items():
-            button.setEnabled(chosen or action == "refresh")
+        for command_id, action in self.command_actions.items():
+            action.setEnabled(chosen or command_id == "runs.refresh")
 
-    def _ask(self, action: str) -> None:
+    def _ask(self, action: str, *_checked) -> None:
         run_id = self.selected_run()
         if run_id is None and action != "refresh":
             return

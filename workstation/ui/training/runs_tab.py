@@ -1,5 +1,7 @@
 """The Runs tab's commands: list, open, overlay, resume, restart, delete and export the runs
-of the checkpoint store (``runs.RunList`` shows them and asks).
+of the checkpoint store (``runs.RunList`` shows them and asks). The list follows the panel's
+own doings without a Refresh: it is read again when a run starts, after each of its epochs,
+when it ends, and after a delete or a clear.
 
 ``RunsTab`` is mixed into ``panel.TrainingPanel``, whose commands these are. Reads and
 exports run off the GUI thread (``worker.TaskWorker``); their results come back through the
@@ -55,6 +57,8 @@ class RunsTab:
         current_run_id: str | None
         provenance: str | None
         _tasks: list[WorkerThread]
+        _listings: int  # the run listings asked for
+        _listed: int  # the newest listing shown
         _wanted_open: str | None
         _shut_down: bool
 
@@ -102,7 +106,9 @@ class RunsTab:
 
     def refresh_runs(self) -> None:
         """List the runs again (read off the GUI thread; the Runs tab fills when done)."""
-        self._run_task(partial(list_store_runs, self.paths.checkpoints_dir), "listing the runs")
+        self._listings += 1
+        self._run_task(partial(list_store_runs, self.paths.checkpoints_dir, self._listings),
+                       "listing the runs")
 
     def open_run(self, run_id: str) -> bool:
         """Show run ``run_id``'s recorded curves (not while a run is active: its own curves
@@ -208,7 +214,8 @@ class RunsTab:
 
     def _task_result(self, item) -> None:
         match item:
-            case RunsListed():
+            case RunsListed() if item.asked >= self._listed:  # not after a newer one
+                self._listed = item.asked
                 self.runs.show_runs(item.runs)
             case Exported():
                 log.info("%s", item.message)

@@ -15,13 +15,17 @@ window); live mode does not, as its predictions are drawn on the chart.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
+from ...errors import WorkstationError
 from ..command_registry import create_command_actions
+from ..focus import to_front
+from ..keymap import TRAINING_TABS
 
 if TYPE_CHECKING:
     from .panel import TrainingPanel
@@ -32,16 +36,6 @@ GEOMETRY_KEY = "training/window_geometry"
 CURVES_KEY = "training/curves"  # [x axis, smoothing]
 WINDOW_SIZE = (1400, 860)
 FORWARD_STATES = ("compiling", "training", "evaluating", "failed")
-
-
-def _to_front(window: QWidget, activate: bool = True) -> None:
-    """Show ``window`` above the others (and give it the keyboard), where the platform has a
-    window manager to ask (the offscreen and minimal platforms have none, and warn)."""
-    window.show()
-    if QGuiApplication.platformName() not in ("offscreen", "minimal"):
-        window.raise_()
-        if activate:
-            window.activateWindow()
 
 
 class TrainingWindow(QWidget):
@@ -89,6 +83,8 @@ class TrainingWorkspace(QObject):
         self.command_actions = create_command_actions(window, {
             "view.training": self.toggle,
             "view.training_window": self._window_toggled,
+            **{f"view.training_{tab.lower()}": partial(self.show_tab, tab)
+               for tab in TRAINING_TABS},
         }, Qt.ShortcutContext.WindowShortcut)
         self.command_actions["view.training_window"].setCheckable(True)
         mode = settings.value(MODE_KEY, "tab")
@@ -174,13 +170,25 @@ class TrainingWorkspace(QObject):
 
     def show_workspace(self) -> None:
         if self.mode == "window" and self.window is not None:
-            _to_front(self.window)
+            to_front(self.window)
         else:
             self.tabs.setCurrentWidget(self.page)
 
+    def show_tab(self, title: str) -> None:
+        """Bring the workspace forward on its tab ``title`` (``keymap.TRAINING_TABS``), the
+        keyboard on that tab's bar (Ctrl+Tab walks on, Tab goes into the tab)."""
+        self.show_workspace()
+        tabs = self.panel.curves.tabs
+        for index in range(tabs.count()):
+            if tabs.tabText(index) == title:
+                tabs.setCurrentIndex(index)
+                tabs.tabBar().setFocus(Qt.FocusReason.ShortcutFocusReason)
+                return
+        raise WorkstationError(f"the training workspace has no {title} tab")
+
     def show_chart(self) -> None:
         if self.mode == "window":
-            _to_front(self.main_window)
+            to_front(self.main_window)
         self.tabs.setCurrentIndex(0)
         if self.focus_chart is not None:
             self.focus_chart()
@@ -200,7 +208,7 @@ class TrainingWorkspace(QObject):
         """A run that starts (or fails) brings the workspace forward (see the docstring)."""
         if state in FORWARD_STATES:
             if self.mode == "window" and self.window is not None:
-                _to_front(self.window, activate=False)  # the keys stay where they were
+                to_front(self.window, activate=False)  # the keys stay where they were
             else:
                 self.tabs.setCurrentWidget(self.page)
 
