@@ -122,18 +122,19 @@ class App:
             stdout=self.log, stderr=subprocess.STDOUT)
         self.window = ""
 
-    def wait_ready(self, timeout_s: float = 90) -> None:
-        """Until the window shows its series (its title names it) and holds the keyboard."""
+    def wait_ready(self, timeout_s: float = 90, title: str = "^Workstation .* — ") -> None:
+        """Until the window's title matches ``title`` (by default: it names the series it
+        shows) and the window holds the keyboard."""
         def titled() -> str:
             if self.process.poll() is not None:
                 raise AssertionError(f"the app exited ({self.process.returncode}) before its "
                                      f"window was ready: {self.output()[-2000:]}")
-            found = self.screen.xdotool("search", "--name", "^Workstation .* — ", check=False)
-            return found.splitlines()[0] if found else ""
+            return self.screen.xdotool("search", "--name", title, check=False).split()
 
-        self.window = wait_until(titled, timeout_s, "the window to show its series")
-        wait_until(lambda: self.screen.focused_window() == self.window, 20,
-                   "the window to take the keyboard by itself")
+        wait_until(titled, timeout_s, f"a window titled {title!r}")
+        self.window = wait_until(lambda: self.screen.focused_window() in titled() and
+                                 self.screen.focused_window(), 20,
+                                 "the window to take the keyboard by itself")
         time.sleep(0.5)
 
     def quit(self, timeout_s: float = 120) -> int:

@@ -75,6 +75,21 @@ def test_a_file_of_another_timeframe_is_refused_and_the_chart_keeps_what_it_show
     assert window.chart.view.hasFocus()
 
 
+def test_a_file_refused_at_launch_is_said_in_the_banner_that_stays(qtbot, paths, tmp_path):
+    from workstation.ui.main_window import MainWindow
+
+    win = MainWindow(paths)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    hourly = write_candles_csv(demo_candles(300, parse_timeframe("1h"), seed=8, end_ts=END),
+                               tmp_path / "ethusdt_1h.csv.gz")
+    asyncio.run(win.open_source(f"csv:{hourly}", "ETH/USDT", "1m"))  # nothing shown before
+    assert win.offline.isVisible()
+    assert "holds 1h candles, not 1m" in win.offline.message.text()
+    asyncio.run(win.shutdown())
+
+
 def test_a_file_picked_in_file_import_candles_opens_on_its_own_timeframe(window, tmp_path,
                                                                          monkeypatch):
     hourly = demo_candles(300, parse_timeframe("1h"), seed=9, end_ts=END)

@@ -49,7 +49,7 @@ def trades(home) -> list[tuple[Direction, int, int]]:
                   if isinstance(a, Trade))
 
 
-def test_a_keyboard_only_session_from_launch_keeps_its_marks_on_their_candles(
+def test_a_keyboard_only_session_from_launch_with_a_layout_switch_keeps_its_marks(
         screen, tmp_path, candle_file):
     home = tmp_path / "home"
     ts = make_candles(N_CANDLES).ts

@@ -7,8 +7,9 @@ per source in the window's settings (``data/symbols``), so they survive a restar
 The bar takes the keyboard only on its own keys (``Ctrl+L`` source, ``Ctrl+Shift+S`` symbol,
 ``Ctrl+Shift+I`` timeframe, or a click): Tab walks its three fields, Enter opens what they
 say and Esc puts back what is shown; either way the keyboard goes back to the chart
-(``handed_back``). A source longer than its field reads elided in the middle while the field
-is not being edited (``csv:/home/…/ethusdt_1m.csv.gz``), the whole text in its tooltip.
+(``handed_back``). A source longer than its field reads with its folders elided while the
+field is not being edited (``csv:/home/tr…/ethusdt_1m.csv.gz``: the file's name whole), the
+whole text in its tooltip.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QToolBa
 
 from ..market.timeframes import SUPPORTED, parse_timeframe
 from .command_registry import create_command_actions
+from .elided import elided_path
 from .live_data import OPENED_STATES, LiveData
 
 SOURCES = ("demo", "binance", "bybit", "okx", "kraken", "coinbase", "cache")
@@ -181,8 +183,7 @@ class DataBar(QToolBar):
             return
         full = self._source_full or self.source.currentText()
         room = self.source_edit.width() - 8
-        shown = self.source_edit.fontMetrics().elidedText(full, Qt.TextElideMode.ElideMiddle,
-                                                          max(room, 20))
+        shown = elided_path(full, self.source_edit.fontMetrics(), max(room, 20))
         self._source_full = full if shown != full else ""
         if self.source.currentText() != shown:
             self.source.setCurrentText(shown)

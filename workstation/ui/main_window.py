@@ -207,6 +207,8 @@ class MainWindow(QMainWindow):
             return
         if refused is not None:
             self.statusBar().showMessage(str(refused), 20_000)
+            if shown is None:  # nothing on screen to keep: the banner says why, and stays
+                self.offline.show_problem("failed", str(refused))
         if not types_text(QApplication.focusWidget()):  # unless the trader went to type
             self.focus_home()
 
