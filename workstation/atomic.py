@@ -33,12 +33,13 @@ def atomic_writer(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
     """Yield a file to write; on success it atomically becomes ``path``, on error it vanishes
     (a full disk is a ``DiskFullError`` naming ``path``, which is left as it was)."""
     path = Path(path)
+    kept = "it was left as it was" if path.exists() else "no file was made there"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         if is_disk_full(exc):
-            raise DiskFullError(path, "it was left as it was") from exc
+            raise DiskFullError(path, kept) from exc
         raise
     try:
         with os.fdopen(fd, mode, **open_args) as handle:
@@ -50,7 +51,7 @@ def atomic_writer(path: str | Path, mode: str = "wb", **open_args) -> Iterator[I
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if is_disk_full(exc):
-            raise DiskFullError(path, "it was left as it was") from exc
+            raise DiskFullError(path, kept) from exc
         raise
     fsync_dir(path.parent)
 

@@ -79,6 +79,7 @@ def _run(argv: list[str] | None) -> int:
         log.exception("command failed")
         if args.debug:
             raise
+        end_open_line()  # a progress bar stopped mid-way: the error on a line of its own
         print(f"workstation: error: {describe_error(exc)}", file=sys.stderr)
         return 1
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from .errors import WorkstationError
+from .storage import is_disk_full
 
 if sys.platform == "win32":
     import msvcrt
@@ -71,9 +72,15 @@ class FileLock:
             raise LockedError(self.what, holder)
         info = {"pid": os.getpid(), "command": " ".join(sys.argv)[:200],
                 "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, json.dumps(info).encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, json.dumps(info).encode())
+        except OSError as exc:  # on a full disk the lock holds, its holder unnamed: a
+            if not is_disk_full(exc):  # delete that would free space still works
+                _unlock(fd)
+                os.close(fd)
+                raise
         self._fd = fd
         return self
 

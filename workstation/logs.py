@@ -1,15 +1,16 @@
 """Logging to a rotating file in the log dir (and warnings to stderr), readable by the user only
-(0600) and with every secret masked (``redact``)."""
+(0600) and with every secret masked (``redact.RedactingFilter``)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import os
 import sys
 
 from .paths import AppPaths, private
-from .redact import RedactingFormatter
+from .redact import RedactingFilter
 from .storage import is_disk_full
 
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
@@ -22,11 +23,13 @@ def setup_logging(paths: AppPaths, *, debug: bool = False) -> logging.Handler:
     for handler in list(root.handlers):
         if getattr(handler, "_workstation", False):
             root.removeHandler(handler)
-            handler.close()
+            with contextlib.suppress(OSError):  # a full disk: its unwritten last lines are lost
+                handler.close()
     handler = _PrivateRotatingFileHandler(
         paths.log_file, maxBytes=2_000_000, backupCount=5, encoding="utf-8"
     )
-    handler.setFormatter(RedactingFormatter(FORMAT))
+    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.addFilter(RedactingFilter())
     handler._workstation = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if debug else logging.INFO)

@@ -3,11 +3,17 @@
 SQLite rolls a transaction back by itself when the disk fills (``SQLITE_FULL``); a plain
 ``ROLLBACK`` after that fails with "no transaction is active" and hides the real cause, so every
 store rolls back through ``rollback`` here, and turns the error into one of these messages.
+
+A full disk does not always say so: SQLite needs room for its ``-shm`` and ``-wal`` files even to
+read, and fails with "disk I/O error" when it has none; torch's checkpoint writer ends with
+"unexpected pos"; safetensors with "os error 28". ``is_disk_full`` tells these apart from real
+damage by the error's cause and, where it is given the path, by the free space left there.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -18,15 +24,21 @@ from typing import TypeVar
 from .errors import WorkstationError
 
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+_FULL_TEXTS = ("no space left on device", "disk quota exceeded", "database or disk is full",
+               f"os error {errno.ENOSPC})", f"os error {errno.EDQUOT})")
 _DAMAGED_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+LOW_SPACE_BYTES = 1 << 20  # an I/O error with less free space than this is a full disk
 
 
 class DiskFullError(WorkstationError):
-    """The disk (or quota) is full; the message names what could not be written."""
+    """The disk (or quota) is full; the message names what could not be written (``doing``,
+    default "cannot write ``where``") and what is intact (``kept``)."""
 
-    def __init__(self, where: str | Path, kept: str = "everything saved before is intact"):
+    def __init__(self, where: str | Path, kept: str = "everything saved before is intact", *,
+                 doing: str | None = None):
         self.where = Path(where)
-        super().__init__(f"disk full: cannot write {where}; {kept} (free some space and retry)")
+        doing = doing or f"cannot write {where}"
+        super().__init__(f"disk full: {doing}; {kept} (free some space and retry)")
 
 
 class DamagedFileError(WorkstationError):
@@ -36,13 +48,55 @@ class DamagedFileError(WorkstationError):
 _Damaged = TypeVar("_Damaged", bound=DamagedFileError)
 
 
-def is_disk_full(exc: BaseException) -> bool:
-    """Whether ``exc`` (an ``OSError`` or an ``sqlite3`` error) means the disk is full."""
-    if isinstance(exc, OSError):
-        return exc.errno in _FULL_ERRNOS
+def is_disk_full(exc: BaseException, where: str | Path | None = None) -> bool:
+    """Whether ``exc``, or an error it arose from, means the disk is full: ENOSPC or EDQUOT,
+    ``SQLITE_FULL`` or a library's words for them; or, given ``where`` (the file or folder
+    written), an I/O error (SQLite's, torch's writer's, EIO) while almost no space is free
+    there."""
+    for link in _chain(exc):
+        if isinstance(link, DiskFullError):
+            return True
+        if isinstance(link, OSError) and link.errno in _FULL_ERRNOS:
+            return True
+        if isinstance(link, sqlite3.Error) and _code(link) == sqlite3.SQLITE_FULL:
+            return True
+        if not isinstance(link, OSError) and any(t in str(link).lower() for t in _FULL_TEXTS):
+            return True
+    if where is None or not any(_is_io_error(link) for link in _chain(exc)):
+        return False
+    free = free_bytes(where)
+    return free is not None and free < LOW_SPACE_BYTES
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the errors it arose from (its causes and contexts), each once."""
+    out: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and all(link is not seen for seen in out):
+        out.append(link)
+        link = link.__cause__ or link.__context__
+    return out
+
+
+def _is_io_error(exc: BaseException) -> bool:
     if isinstance(exc, sqlite3.Error):
-        return _code(exc) == sqlite3.SQLITE_FULL
-    return False
+        return _code(exc) == sqlite3.SQLITE_IOERR
+    if isinstance(exc, OSError):
+        return exc.errno == errno.EIO
+    return type(exc) is RuntimeError  # torch's writer: "[enforce fail ...] unexpected pos"
+
+
+def free_bytes(where: str | Path) -> int | None:
+    """Bytes free for this user on the file system of ``where`` (its nearest existing
+    folder), or None if that cannot be told."""
+    folder = Path(where)
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return None
+    return st.f_bavail * st.f_frsize
 
 
 def is_damaged(exc: BaseException) -> bool:
@@ -124,11 +178,14 @@ def why_not_writable(conn: sqlite3.Connection, *, what: str, schema_version: int
                      tables_needed: frozenset[str] | set[str]) -> str | None:
     """Why a Workstation SQLite file (``what``, e.g. "annotations database") must not be
     written to: unreadable, damaged, written by a newer version, foreign (tables but no
-    version) or missing ``tables_needed``; None when it may be."""
+    version) or missing ``tables_needed``; None when it may be. Other errors (a full disk,
+    an I/O error) are raised: they say nothing about the file."""
     try:
         version, tables = schema_of(conn)
         problem = damage_found(conn)
     except sqlite3.DatabaseError as exc:
+        if not is_damaged(exc):
+            raise
         return f"not a readable SQLite database ({exc})"
     if problem is not None:
         return f"damaged ({problem})"
@@ -152,9 +209,15 @@ def damaged(path: Path, what: str, problem: str, lost: str, error: type[_Damaged
 
 def storage_error(exc: sqlite3.Error, path: Path, what: str, lost: str,
                   damaged_error: type[DamagedFileError] = DamagedFileError,
-                  full_error: type[DiskFullError] = DiskFullError) -> WorkstationError | None:
-    """``full_error`` or ``damaged_error`` for an ``sqlite3`` error, None for others."""
-    if is_disk_full(exc):
+                  full_error: type[DiskFullError] = DiskFullError, *,
+                  writing: bool = True) -> WorkstationError | None:
+    """``full_error`` or ``damaged_error`` for an ``sqlite3`` error, None for others; a full
+    disk met while ``writing`` a change, or while reading (SQLite needs room even then)."""
+    if is_disk_full(exc, path):
+        if not writing:
+            return full_error(path, "the file is intact and nothing was changed",
+                              doing=f"cannot read {what} {path} (SQLite needs a little free "
+                                    f"space even to read)")
         return full_error(path, "nothing of this change was stored, everything before is intact")
     if is_damaged(exc):
         return damaged(path, what, f"damaged ({exc})", lost, damaged_error)

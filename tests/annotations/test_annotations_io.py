@@ -375,3 +375,24 @@ def test_unreadable_files(store, tmp_path):
     path.write_bytes(b'{"version": 1, "annotations": [], "x": "\xe9"}')
     with pytest.raises(AnnotationImportError, match="not UTF-8"):
         import_annotations(store, path)
+
+
+def excel_csv(lines: list[str]) -> bytes:
+    """What Excel's "CSV UTF-8" writes: a BOM, CRLF line ends, and here a blank last line."""
+    return b"\xef\xbb\xbf" + "".join(line + "\r\n" for line in [*lines, ""]).encode()
+
+
+def test_excel_saved_files_import(store, fresh, tmp_path):
+    path = tmp_path / "from-excel.csv"
+    path.write_bytes(excel_csv([
+        "symbol,timeframe,direction,entry_ts,entry_price,exit_ts,exit_price,notes",
+        f"ETH/USDT,1m,long,{T0},2000,{T0 + H},2100,\"first, with a comma\"",
+        f"ETH/USDT,1m,short,{T0 + 2 * H},2100,{T0 + 3 * H},2050,"]))
+    result = import_annotations(store, path)
+    assert (result.read, result.merge.added) == (2, 2)
+    first, second = sorted(store.list(), key=lambda ann: ann.span)
+    assert first.notes == "first, with a comma" and second.notes == ""
+    doc = tmp_path / "from-excel.json"
+    write_json(annotations(), doc)
+    doc.write_bytes(b"\xef\xbb\xbf" + doc.read_bytes().replace(b"\n", b"\r\n"))
+    assert import_annotations(fresh, doc).merge.added == len(annotations())

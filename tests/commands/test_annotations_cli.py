@@ -94,3 +94,31 @@ def test_the_installed_command_runs(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "no annotations"
     assert (tmp_path / "h" / "data" / "annotations.sqlite").exists()
+
+
+def excel_csv(lines: list[str]) -> bytes:
+    """What Excel's "CSV UTF-8" writes: a BOM, CRLF line ends, and here a blank last line."""
+    return b"\xef\xbb\xbf" + "".join(line + "\r\n" for line in [*lines, ""]).encode()
+
+
+def test_excel_files_import_and_marks_without_candles_are_kept_with_one_line(tmp_path, capsys):
+    marks = tmp_path / "sol-marks.csv"
+    marks.write_bytes(excel_csv(
+        ["symbol,timeframe,direction,entry_ts,entry_price,exit_ts,exit_price"]
+        + [f"SOL/USDT,1m,long,{T0 + i * 600_000},100,{T0 + i * 600_000 + 60_000},101"
+           for i in range(3)]))
+    assert main(["annotations", "import", str(marks)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == ("3 annotations of SOL/USDT imported; no candles of SOL/USDT are in the "
+                       "cache yet")
+    assert "added 3" in out[-2]
+    with AnnotationStore() as store:
+        assert len(store.list(symbol="SOL/USDT")) == 3  # kept: the candles may come later
+    candles = tmp_path / "sol-candles.csv"
+    candles.write_bytes(excel_csv(["ts,open,high,low,close,volume"] + [
+        f"{T0 - T0 % 60_000 + i * 60_000},100,101,99,100.5,{10 + i}" for i in range(30)]))
+    assert main(["import-candles", str(candles), "--symbol", "SOL/USDT", "--timeframe",
+                 "1m"]) == 0
+    assert "SOL/USDT 1m: imported 30 candles" in capsys.readouterr().out
+    assert main(["annotations", "import", str(marks)]) == 0
+    assert "no candles" not in capsys.readouterr().out

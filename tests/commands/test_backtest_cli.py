@@ -1,18 +1,21 @@
 """``workstation backtest``: the trader's marks and a run's signals after costs, beside buy &
-hold, out of sample unless asked, every assumption printed."""
+hold, out of sample unless asked, every assumption printed, and what each edge is worth (mean
+trade in bps and ticks, break-even cost, placebo rank, next open against the close)."""
 
 from __future__ import annotations
 
 import json
 import re
 
+import numpy as np
 import pytest
 
 from workstation.annotations.model import Trade
 from workstation.annotations.store import AnnotationStore
 from workstation.backtest.costs import DEFAULT_FEE, costs_for
-from workstation.backtest.report import BUY_AND_HOLD, SHORT_SPAN_CAGR, SHOWN
+from workstation.backtest.report import BUY_AND_HOLD, SHORT_SPAN_CAGR, SHOWN, WORTH_SHOWN
 from workstation.cli import main
+from workstation.market.candles import Candles
 from workstation.market.csv_io import write_candles_csv
 from workstation.market.demo import demo_candles
 from workstation.market.series import SeriesKey
@@ -86,8 +89,47 @@ def test_marked_trades_fill_at_the_next_open_after_costs(series, capsys):
     # 3,000 minutes: no CAGR, said so; "after costs" beside the returns after costs only
     cagr = next(line for line in out.splitlines() if line.startswith("CAGR [%]"))
     assert cagr.split("  ")[-1].strip() == SHORT_SPAN_CAGR
-    assert re.search(r"vs buy & hold -?[\d.,]+ % after costs \(-?[\d.,]+ % before costs\)$",
-                     out.splitlines()[-1])
+    assert re.search(r"vs buy & hold -?[\d.,]+ % after costs \(-?[\d.,]+ % before costs; mean "
+                     r"trade [+-][\d.,]+ bps before costs, [+-][\d.,]+ bps after; .*break-even"
+                     r" cost.*\)$", out.splitlines()[-1])
+
+
+def test_the_cli_says_what_each_edge_is_worth(tmp_path, capsys):
+    base = demo_candles(3000, ONE_MINUTE, seed=5, end_ts=END)
+    cents = [np.round(col, 2) for col in (base.open, base.high, base.low, base.close)]
+    candles = Candles.from_arrays(base.ts, *cents, base.volume)  # prices on a 0.01 grid
+    path = write_candles_csv(candles, tmp_path / "eth-cents.csv")
+    with AnnotationStore(app_paths().annotations_db) as store:
+        for entry, exit_, side in ((100, 160, "long"), (400, 420, "short"), (900, 1000, "long")):
+            store.add(mark(candles, entry, exit_, side))
+    argv = ["--source", f"csv:{path}", "--symbol", "ETH/USDT", "--fee-bps", "10"]
+    code, out, err = backtest(capsys, *argv, "--json")
+    assert code == 0, err
+    marks, hold = (json.loads(line) for line in out.splitlines())
+    worth = marks["worth"]
+    assert worth["tick"] == 0.01 and worth["tick_source"] == "tick inferred from prices"
+    assert worth["trades"] == 3 and len(worth["placebo"]["offsets"]) == 200
+    assert worth["placebo"]["of"] == 201 and worth["placebo"]["seed"] == 34
+    opens = candles.open
+    moves = [(opens[161] - opens[101]) / opens[101], (opens[401] - opens[421]) / opens[401],
+             (opens[1001] - opens[901]) / opens[901]]
+    assert worth["mean_trade_bps_before_costs"] == pytest.approx(np.mean(moves) * 10_000)
+    # the next open of a demo candle is its close: every "next open" fill is the close
+    assert worth["next_open_equals_close"] == 1.0
+    assert hold["worth"]["placebo"]["offsets"] == []  # its one trade spans the span
+    code, out, err = backtest(capsys, *argv)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "prices: tick 0.01 (tick inferred from prices); the next candle opens at the " \
+        "signal candle's close on 100.0 % of these candles (to the tick)" in lines
+    for label in WORTH_SHOWN:
+        assert any(line.startswith(label) for line in lines), label
+    p = worth["placebo"]
+    assert any(line.startswith("trader's marks: mean trade before costs ")
+               and f"placebo rank {p['rank']} / 201: beats" in line for line in lines)
+    for line in lines:  # a return before costs only beside the mean trade and break-even
+        if "before costs" in line:
+            assert "bps" in line and "break-even" in line, line
 
 
 def test_a_runs_signals_are_out_of_sample_unless_asked(series, tmp_path, capsys):
@@ -161,6 +203,8 @@ def test_evaluate_backtests_the_test_spans_each_with_its_folds_model(capsys):
     bars = [t["entry_bar"] for t in model["trades"]]
     assert min(bars) >= 3000 - n_test - 1  # every trade inside the test spans
     assert "backtest of the test spans" in out.err and "Sharpe Ratio" in out.err
+    assert model["worth"]["trades"] == model["metrics"]["# Trades"]
+    assert "Break-even Cost [bps/side]" in out.err and "placebo rank" in out.err
 
 
 def test_a_ratio_over_a_ruined_equitys_volatility_reads_in_powers_of_ten():

@@ -47,6 +47,14 @@ def test_a_1h_file_imported_as_1m_is_refused_and_as_4h_is_resampled(tmp_path, ca
     assert _cached() == [SeriesKey("csv", "ETH/USDT", parse_timeframe("4h"))]
 
 
+def test_without_timeframe_a_file_is_imported_on_its_own(tmp_path, capsys):
+    hourly = write_candles_csv(demo_candles(200, H1, seed=1, end_ts=END),
+                               tmp_path / "ethusdt_1h.csv.gz")
+    assert main(["import-candles", str(hourly), "--symbol", "ETH/USDT"]) == 0
+    assert "imported 200 candles" in capsys.readouterr().out
+    assert _cached() == [SeriesKey("csv", "ETH/USDT", H1)]
+
+
 def test_a_csv_source_of_another_timeframe_is_refused_before_anything_runs(tmp_path, capsys):
     hourly = write_candles_csv(demo_candles(200, H1, seed=2, end_ts=END), tmp_path / "e.csv")
     assert main(["backtest", "--source", f"csv:{hourly}", "--symbol", "ETH/USDT",

@@ -121,6 +121,22 @@ def test_blank_and_comment_lines_are_skipped(tmp_path):
     check_rows(read_candles_csv(path, ONE_MINUTE))
 
 
+def excel_csv(lines: list[str]) -> bytes:
+    """What Excel's "CSV UTF-8" writes: a BOM, CRLF line ends, and here a blank last line."""
+    return b"\xef\xbb\xbf" + "".join(line + "\r\n" for line in [*lines, ""]).encode()
+
+
+@pytest.mark.parametrize("compress", ["plain", "gzip"])
+def test_an_excel_saved_file_reads(tmp_path, compress):
+    data = excel_csv(["ts,open,high,low,close,volume",
+                      *(",".join(map(str, r)) for r in ROWS)])
+    path = tmp_path / "from-excel.csv"
+    if compress == "gzip":
+        path, data = path.with_suffix(".csv.gz"), gzip.compress(data)
+    path.write_bytes(data)
+    check_rows(read_candles_csv(path, ONE_MINUTE))
+
+
 def test_corrupt_gzip_and_missing_file(tmp_path):
     path = tmp_path / "x.csv.gz"
     path.write_bytes(gzip.compress(b"ts_ms,open\n" * 100)[:40])

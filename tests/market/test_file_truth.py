@@ -88,6 +88,18 @@ def test_a_file_contradicts_its_symbol_by_its_name_or_by_prices_far_from_the_cac
     assert symbol_contradiction("candles.csv", "ETH/USDT", btc, None) is None  # nothing known
 
 
+def test_a_market_that_moved_over_years_is_compared_only_where_the_cache_holds_it():
+    daily = parse_timeframe("1d")
+    years = demo_candles(3000, daily, seed=6, end_ts=END)
+    growth = np.linspace(1.0, 20.0, len(years))
+    grown = Candles.from_columns([years.ts, *(c * growth for c in years.columns()[1:5]),
+                                  years.volume], daily)  # one market, grown 20x in 8 years
+    early = grown.slice(0, 60)  # the cache holds two months at the start
+    assert symbol_contradiction("ethusdt_1d.csv.gz", "ETH/USDT", grown, early) is None
+    reason = symbol_contradiction("candles.csv", "ETH/USDT", scaled(grown, 16), early)
+    assert reason is not None and "the cached ETH/USDT" in reason
+
+
 def test_opening_a_file_that_contradicts_its_symbol_stores_nothing_until_allowed(tmp_path):
     cache_path = tmp_path / "cache.sqlite"
     eth = demo_candles(600, ONE_MINUTE, seed=5, end_ts=END)

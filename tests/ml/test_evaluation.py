@@ -23,8 +23,8 @@ from workstation.ml.scoring import (
     NO_EDGE,
     SMALL_EDGE,
     VERDICTS,
+    bootstrap_margin,
     describe,
-    margin_interval,
     score_head,
     transitions,
 )
@@ -41,13 +41,13 @@ def days_of(n: int, per_day: int) -> np.ndarray:
 
 def test_the_interval_resamples_whole_days_and_needs_enough_of_them():
     right = np.ones(1000, dtype=bool)
-    assert margin_interval(right, ~right, days_of(1000, 100)) == (1.0, 1.0)
-    assert margin_interval(right, right, days_of(1000, 100)) == (0.0, 0.0)
-    assert margin_interval(right, ~right, days_of(1000, 250)) is None  # four days: too few
+    assert bootstrap_margin(right, ~right, days_of(1000, 100)).interval() == (1.0, 1.0)
+    assert bootstrap_margin(right, right, days_of(1000, 100)).interval() == (0.0, 0.0)
+    assert bootstrap_margin(right, ~right, days_of(1000, 250)) is None  # four days: too few
     # a model right on even days, a baseline on odd ones: no margin on average, and the
     # interval straddles 0 with the day-to-day swings
     model = np.repeat(np.arange(10) % 2 == 0, 100)
-    low, high = margin_interval(model, ~model, days_of(1000, 100))
+    low, high = bootstrap_margin(model, ~model, days_of(1000, 100)).interval()
     assert low < 0 < high
 
 
@@ -161,7 +161,7 @@ def test_walk_forward_folds_expand_and_keep_an_embargo_before_each_test_span():
 def test_evaluate_prints_one_object_per_fold_and_head_then_a_summary(capsys):
     code = main(["evaluate", "--source", "demo", "--timeframe", "1h", "--max-candles", "3000",
                  "--seq-len", "16", "--batch-size", "32", "--folds", "2", "--epochs", "1",
-                 "--threads", "1", "--json"])
+                 "--threads", "1", "--seeds", "2", "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     objects = [json.loads(line) for line in out.out.splitlines()]
@@ -170,11 +170,61 @@ def test_evaluate_prints_one_object_per_fold_and_head_then_a_summary(capsys):
         (k, h) for k in (0, 1) for h in ("candle", "trend", "position", "regime")]
     (summary,) = [o for o in objects if o.get("summary")]
     candle = summary["heads"]["candle"]
-    assert set(candle["baselines"]) == {"majority", "volatility", "logistic", "persistence"}
+    assert set(candle["baselines"]) == {"majority", "volatility", "logistic", "persistence",
+                                        "lagged_logistic", "boosted_trees"}
     assert candle["n"] == sum(o["n"] for o in per_fold if o["head"] == "candle")
     assert candle["verdict"] in VERDICTS and len(candle["interval"]) == 2
     assert summary["heads"]["position"]["accuracy"] is None  # no marks: nothing to score
     assert "2 walk-forward folds" in out.err and "all 2 test spans" in out.err
+    # two seeds a fold, the block length beside every interval, one primary verdict
+    assert "2 seeds a fold" in out.err and "(blocks of " in out.err
+    assert summary["primary"] == "candle" and candle["multiplicity"] == "primary"
+    assert len(candle["seed_margins"]) == 2 and candle["block_days"] >= 1
+    assert candle["margin"] == pytest.approx(sum(candle["seed_margins"]) / 2)
+    trend = summary["heads"]["trend"]
+    adjusted = [h for heads in summary["folds_adjusted"] for h in heads.values()
+                if h["p_value"] is not None] + [trend]
+    assert {h["multiplicity"] for h in adjusted} == {f"adjusted (Holm, {len(adjusted)} verdicts)"}
+    assert all(o["embargo"] == 16 + 10 and o["embargo_words"] == (
+        "26 candles = 16-candle windows + the 10-candle horizon") and len(o["seed_epochs"]) == 2
+        for o in per_fold)
+    assert "embargo 26 candles = 16-candle windows + the 10-candle horizon" in out.err
+
+
+def test_evaluate_widens_the_embargo_to_the_longest_mark_and_checks_the_labels(capsys):
+    from workstation.market.sources import load_series
+
+    candles, _ = load_series("demo", "ETH/USDT", parse_timeframe("1h"), max_candles=3000)
+    ts, close = candles.ts, candles.close
+    spans = [(100 + 200 * k, 100 + 200 * k + (150 if k == 3 else 60)) for k in range(14)]
+    with AnnotationStore(app_paths().annotations_db) as store:
+        for k, (entry, exit_) in enumerate(spans):
+            store.add(Trade(market="demo", symbol="ETH/USDT", timeframe="1h",
+                            direction="long" if k % 2 else "short", entry_ts=int(ts[entry]),
+                            entry_price=float(close[entry]), exit_ts=int(ts[exit_]),
+                            exit_price=float(close[exit_])))
+    argv = ["evaluate", "--source", "demo", "--symbol", "ETH/USDT", "--timeframe", "1h",
+            "--max-candles", "3000", "--seq-len", "16", "--batch-size", "32", "--folds", "2",
+            "--epochs", "1", "--threads", "1", "--seeds", "2", "--max-embargo", "120",
+            "--primary", "trend", "--json"]
+    code = main(argv)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    objects = [json.loads(line) for line in out.out.splitlines()]
+    words = ("136 candles = 16-candle windows + the longest mark, 120 candles (capped at 120; "
+             "1 mark is longer)")
+    assert {o["embargo_words"] for o in objects if "fold" in o} == {words}
+    assert f"embargo {words}" in out.err
+    (summary,) = [o for o in objects if o.get("summary")]
+    assert summary["primary"] == "trend" and summary["heads"]["trend"]["multiplicity"] == "primary"
+    assert summary["heads"]["candle"]["multiplicity"].startswith("adjusted (Holm, ")
+    (reach,) = summary["labels"]
+    assert (reach["head"], reach["marks"], reach["longest"]) == ("position", 14, 150)
+    # 13 trades of 60 candles read 60..1 ahead, one of 150 reads 150..1: median 34
+    assert reach["median"] == 34 and reach["window"] == 60 and reach["entries"] == 14
+    assert "labels: position labels read ahead a median 34 candles" in out.err
+    assert main([*argv[:-5], "--max-embargo=-1"]) == 1
+    assert "--max-embargo must be at least 0" in capsys.readouterr().err
 
 
 def test_evaluate_checks_its_arguments_first(capsys):
@@ -259,7 +309,7 @@ def test_folds_trained_in_parallel_processes_score_exactly_as_in_sequence(capsys
                              tmp_path / "e.csv")
     argv = ["evaluate", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--timeframe", "1h",
             "--seq-len", "16", "--batch-size", "32", "--folds", "3", "--epochs", "1",
-            "--threads", "1", "--json"]
+            "--threads", "1", "--seeds", "2", "--json"]
     results = {}
     for workers in ("1", "2"):
         code = main([*argv, "--workers", workers])

@@ -5,6 +5,7 @@ files readable by the user only."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import time
@@ -21,7 +22,7 @@ from workstation.market.ccxt_feed import CcxtFeed
 from workstation.market.credentials import RememberedCredentials, env_name
 from workstation.market.timeframes import ONE_MINUTE
 from workstation.paths import app_paths
-from workstation.redact import redact, register
+from workstation.redact import redact, register, register_in
 
 from fake_exchange import FakeBinance
 from fake_exchanges import FakeInThread
@@ -182,3 +183,123 @@ def test_the_data_folders_and_files_are_the_users_only(tmp_path, workstation_hom
         assert mode(folder) == 0o700, folder
     assert mode(paths.log_file) == 0o600
     assert mode(paths.annotations_db) == 0o600 and mode(paths.candle_cache) == 0o600
+
+
+@pytest.mark.parametrize("text, secret", [
+    ('--ccxt-options {"apiKey": "OPT-KEY-101", "secret": "OPT-SECRET-102"}', "OPT-"),
+    ("http://trader:URL-PASS-103@127.0.0.1:8080/api/v3", "URL-PASS-103"),
+    ("yarl URL('wss://trader:URL-PASS-104@stream.example/ws')", "URL-PASS-104"),
+    ("{'X-MBX-APIKEY': 'HEADER-KEY-105', 'Accept': 'json'}", "HEADER-KEY-105"),
+    ("Authorization: Bearer BEARER-106", "BEARER-106"),
+    ('"Authorization": "Basic QkFTSUMtMTA3"', "QkFTSUMtMTA3"),
+    ("GET https://x/api/v3/order?apiKey=QUERY-KEY-108&timestamp=1&signature=SIG-109 401",
+     "-10"),
+    ('{"public": "http://x/api?token=QUERY-TOKEN-110", "private": "http://x"}',
+     "QUERY-TOKEN-110"),
+])
+def test_one_mask_covers_every_form_a_secret_takes(text, secret):
+    masked = redact(text)
+    assert secret not in masked and "***" in masked
+    assert redact("GET http://127.0.0.1:8080/api/v3/klines?symbol=ETHUSDT&limit=100 200") == \
+        "GET http://127.0.0.1:8080/api/v3/klines?symbol=ETHUSDT&limit=100 200"
+
+
+def test_secrets_in_settings_are_masked_wherever_they_reappear():
+    register_in({"public": "http://trader:SETTING-PASS-201@host/api", "headers": {
+        "X-MBX-APIKEY": "SETTING-KEY-202", "Authorization": "Bearer SETTING-BEARER-203"},
+        "tokens": 1000, "private": "http://host/api?signature=SETTING-SIG-204"})
+    text = redact("SETTING-PASS-201 SETTING-KEY-202 SETTING-BEARER-203 SETTING-SIG-204 1000")
+    assert text == "*** *** *** *** 1000"
+
+
+def test_the_log_dock_shows_every_secret_masked(qtbot):
+    from workstation.ui.log_dock import LogDock
+
+    dock = LogDock()
+    qtbot.addWidget(dock)
+    logger = logging.getLogger("workstation.test_log_dock")
+    dock.attach(logger)
+    try:
+        logger.warning("feed failed: GET %s", "http://trader:DOCK-PASS-301@host/api?apiKey=DK")
+        try:
+            raise RuntimeError("Authorization: Bearer DOCK-BEARER-302")
+        except RuntimeError:
+            logger.exception("request failed")
+        qtbot.waitUntil(lambda: "request failed" in dock.view.toPlainText())
+    finally:
+        dock.detach(logger)
+    shown = dock.view.toPlainText()
+    assert "http://***@host/api?apiKey=***" in shown and "Bearer ***" in shown
+    assert "DOCK-PASS-301" not in shown and "DOCK-BEARER-302" not in shown
+
+
+URL_PASS, HEADER_KEY, BEARER = "url-pass-PW401", "HDR-APIKEY-402", "bearer-tok-403"
+QUERY_TOKEN, SIGNATURE = "query-tok-404", "sig-nature-405"
+ENV_SECRET, KEYRING_UID = "env-secret-406", "keyring-uid-407"
+
+
+def session_fetch(fake, since_min: int, until_min: int | None = None, *, urls=None,
+                  options=None) -> int:
+    """``workstation fetch`` of ETH/USDT 1m from ``since_min`` minutes ago (to ``until_min``
+    minutes ago), through ``urls`` (default: the fake's)."""
+    now = int(time.time() * 1000)
+    now -= now % MIN
+    span = ["--since", str(now - since_min * MIN)]
+    if until_min is not None:
+        span += ["--until", str(now - until_min * MIN)]
+    return main(["fetch", "--exchange", "binance", "--symbol", "ETH/USDT", "--timeframe", "1m",
+                 *span, "--ccxt-urls", json.dumps(urls or fake.ccxt_urls()),
+                 "--ccxt-options", json.dumps({**fake.ccxt_options(), **PUBLIC_ONLY,
+                                               **(options or {})})])
+
+
+def with_userinfo(url: str, suffix: str = "") -> str:
+    return url.replace("http://", f"http://trader:{URL_PASS}@") + suffix
+
+
+def test_a_session_leaves_no_secret_in_any_file_or_output(os_keyring, monkeypatch, capsys,
+                                                          workstation_home, tmp_path):
+    RememberedCredentials().remember("binance", {"uid": KEYRING_UID})
+    monkeypatch.setenv("WORKSTATION_BINANCE_SECRET", ENV_SECRET)
+    with fake_exchange() as fake:
+        urls = fake.ccxt_urls()
+        # options, the environment, the keyring, a URL's user:password and a header
+        assert session_fetch(fake, 900, 601, urls={**urls, "public": with_userinfo(urls[
+            "public"])}, options={"apiKey": KEY, "headers": {"X-MBX-APIKEY": HEADER_KEY}}) == 0
+        assert session_fetch(fake, 600, options={"headers": {
+            "Authorization": f"Bearer {BEARER}"}}) == 0
+        # failing requests whose errors quote the URL: with a password, a query string
+        fake.fail_next(1, 404, "<html>gone</html>")
+        assert session_fetch(fake, 1000, 901, urls={**urls, "public": with_userinfo(
+            urls["public"])}) == 1
+        fake.fail_next(1, 404, "<html>gone</html>")
+        assert session_fetch(fake, 1000, 901, urls={**urls, "public": with_userinfo(
+            urls["public"], f"?token={QUERY_TOKEN}&signature={SIGNATURE}")}) == 1
+    failed = capsys.readouterr()
+    assert "GET http://***@127.0.0.1" in failed.err and "token=***&signature=***" in failed.err
+    assert main(["train", "--source", "binance", "--symbol", "ETH/USDT", "--seq-len", "32",
+                 "--batch-size", "16", "--epochs", "1", "--threads", "1"]) == 0
+    assert list(workstation_home.rglob("run.json"))  # the run's manifest
+    marks = tmp_path / "marks.json"
+    marks.write_text('{"version": 2, "annotations": []}')
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    assert main(["annotations", "import", str(marks)]) == 0
+    assert main(["annotations", "export", str(exports / "marks.csv")]) == 0
+    assert main(["candles", "export", "--source", "binance", "--symbol", "ETH/USDT",
+                 "--timeframe", "1m", "--out", str(exports / "candles.csv")]) == 0
+    out = capsys.readouterr()
+    log = app_paths().log_file.read_text()
+    assert "http://***@127.0.0.1" in log and '"X-MBX-APIKEY": "***"' in log
+    everything = (failed.out + failed.err + out.out + out.err + every_file_text(workstation_home)
+                  + every_file_text(exports))
+    for secret in (KEY, URL_PASS, HEADER_KEY, BEARER, QUERY_TOKEN, SIGNATURE, ENV_SECRET,
+                   KEYRING_UID):
+        assert secret not in everything, secret
+
+
+def test_headers_in_the_options_go_to_the_exchange():
+    feed = CcxtFeed("binance", "ETH/USDT", ONE_MINUTE,
+                    options={"headers": {"X-MBX-APIKEY": HEADER_KEY}, "defaultType": "spot"})
+    assert feed.exchange.headers == {"X-MBX-APIKEY": HEADER_KEY}
+    assert "headers" not in feed.exchange.options

@@ -183,6 +183,23 @@ def test_a_csv_without_symbol_and_timeframe_gets_the_charts(host, tmp_path):
     assert len(host.layer.graphics.trades) == 4
 
 
+def test_marks_of_a_symbol_without_candles_import_with_one_line_saying_so(host, tmp_path):
+    path = tmp_path / "sol.csv"
+    path.write_text("symbol,timeframe,direction,entry_ts,entry_price,exit_ts,exit_price\n"
+                    + "".join(f"SOL/USDT,1m,long,{ts(10 * i)},100,{ts(10 * i + 5)},101\n"
+                              for i in range(3)))
+    host.layer.import_file(path)
+    message = host.window.statusBar().currentMessage()
+    assert message == host.layer.last_message and message.startswith("Imported sol.csv:")
+    assert message.endswith("; 3 annotations of SOL/USDT imported; no candles of SOL/USDT "
+                            "are in the cache yet")
+    assert len(host.layer.store.list(symbol="SOL/USDT")) == 3
+    path.write_text("direction,entry_ts,entry_price,exit_ts,exit_price\n"
+                    f"long,{ts(300)},100,{ts(310)},101\n")  # the chart's: ETH/USDT
+    host.layer.import_file(path)
+    assert "1 added" in host.layer.last_message and "no candles" not in host.layer.last_message
+
+
 def test_totals_and_formats():
     assert Totals.of([]).text() == "0 annotations · 0 trades · win rate — · mean P&L —"
     assert Totals.of(SAMPLE[:3]).win_rate == pytest.approx(2 / 3)

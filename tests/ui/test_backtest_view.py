@@ -1,5 +1,6 @@
 """The Backtest view in the real main window (offscreen): reached and run from the keyboard, its
-numbers are the core's and every one in sight at 1500 x 900, the trades are drawn on the chart
+numbers (what each edge is worth among them) are the core's and every one in sight at
+1500 x 900, the trades are drawn on the chart
 and Enter shows one there, a run's signals are out of sample unless the trader allows its
 training span, which then reads IN-SAMPLE, and every choice is a command of the palette."""
 
@@ -20,8 +21,12 @@ from workstation.backtest.report import (
     OUT_OF_SAMPLE,
     SHORT_SPAN_CAGR,
     SHOWN,
+    WORTH_SHOWN,
     format_metric,
     metric_text,
+    prices_line,
+    worth_line,
+    worth_text,
 )
 from workstation.backtest.request import BacktestRequest, run_request
 from workstation.cli import main
@@ -74,8 +79,8 @@ def drawn_marks(window) -> int:
 
 def assert_every_value_in_sight(qtbot, view) -> None:
     """Each cell of the metrics table lies whole inside the table's viewport (once the
-    window has laid out), and a title too wide for its column is elided with the whole title
-    as its tooltip."""
+    window has laid out), a title too wide for its column is elided with the whole title
+    as its tooltip, and the summary and the assumptions are whole inside the view."""
     table = view.metrics
     qtbot.wait(50)  # the layout the new columns ask for
     seen = table.viewport().rect()
@@ -87,6 +92,9 @@ def assert_every_value_in_sight(qtbot, view) -> None:
             assert table.fontMetrics().horizontalAdvance(text) <= cell.width(), text
     for col, result in enumerate(view.results):
         assert table.horizontalHeaderItem(col).toolTip().endswith(result.name)
+    for label in (view.status, view.assumptions):  # the words beside it, whole in the view
+        assert label.heightForWidth(label.width()) <= label.height(), label.text()
+        assert label.mapTo(view, QtCore.QPoint(0, label.height())).y() <= view.height()
 
 
 def run_from_keyboard(qtbot, view) -> object:
@@ -120,13 +128,22 @@ def test_f9_then_ctrl_enter_backtests_the_marks_with_the_cores_numbers(window, c
                 label
     assert view.metric_cell("# Trades", "trader's marks") == "3"
     assert view.metric_cell("CAGR [%]", "trader's marks") == SHORT_SPAN_CAGR  # a day's span
+    for label in WORTH_SHOWN:  # what each edge is worth, in the same columns
+        for result in expected:
+            assert view.metric_cell(label, result.name) == worth_text(result, label), label
+    assert view.metric_cell("Placebo Rank", "trader's marks").endswith(" / 201")
     assert_every_value_in_sight(qtbot, view)
     # "after costs" beside the returns after costs; buy & hold's price change said apart
     before = format_metric(expected[0].metrics["Buy & Hold Return [%]"], "%")
     after = format_metric(expected[1].metrics["Return [%]"], "%")
     assert before != after
-    assert f"vs buy & hold {after} after costs ({before} before costs)" in view.status.text()
+    assert f"vs buy & hold {after} after costs ({before} before costs; mean trade " \
+        in view.status.text()
     assert f"{before} after costs" not in view.status.text()
+    assert prices_line(expected[0]) in view.assumptions.text()
+    rank = WORTH_SHOWN.index("Placebo Rank") + 1 + len(SHOWN)
+    assert [view.metrics.item(rank, col).toolTip() for col in range(2)] == \
+        [worth_line(r) for r in expected]  # the placebo's verdict in words
     assert "fee 0.1 %" in view.assumptions.text() and "slippage 2 bps" in view.assumptions.text()
     assert view.plots.names() == ["trader's marks", BUY_AND_HOLD]
     # each trade on the chart: its entry at the candle after the one marked (next open)

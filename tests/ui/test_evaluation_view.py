@@ -12,7 +12,8 @@ from workstation.market.demo import demo_candles
 from workstation.market.series import SeriesKey
 from workstation.market.timeframes import parse_timeframe
 from workstation.ml.events import BatchEnd, EvaluationFinished, FoldScored
-from workstation.ml.scoring import VERDICTS, describe
+from workstation.ml.hindsight import describe_reach
+from workstation.ml.scoring import VERDICTS, describe, describe_baselines
 from workstation.ml.targets import CLASS_HEADS
 from workstation.ui import command_registry
 from workstation.ui.live_data import LiveData
@@ -34,8 +35,9 @@ def dock(make_dock, paths):
     with AnnotationStore(paths.annotations_db) as store:  # the trader's heads get targets
         store.merge([Region(**common, start_ts=int(ts[0]), end_ts=int(ts[-1]),
                             label="reviewed"),
-                     Region(**common, start_ts=int(ts[200]), end_ts=int(ts[1500]),
-                            label="uptrend")]
+                     *(Region(**common, start_ts=int(ts[a]), end_ts=int(ts[b]), label=label)
+                       for a, b, label in ((200, 350, "uptrend"), (700, 800, "downtrend"),
+                                           (1300, 1420, "range")))]  # embargo: 16 + 150
                     + [Trade(**common, direction="long" if k % 2 else "short",
                              entry_ts=int(ts[i]), entry_price=float(close[i]),
                              exit_ts=int(ts[i + 20]), exit_price=float(close[i + 20]))
@@ -44,6 +46,7 @@ def dock(make_dock, paths):
     d.settings.seq_len.setValue(16)
     d.evaluation.folds.setValue(2)
     d.evaluation.epochs.setValue(1)
+    d.evaluation.seeds.setValue(2)
     return d
 
 
@@ -78,13 +81,27 @@ def test_evaluation_runs_two_folds_and_fills_the_table_from_the_events(qtbot, do
     folds = [e for e in events if isinstance(e, FoldScored)]
     (finished,) = [e for e in events if isinstance(e, EvaluationFinished)]
     assert [f.fold for f in folds] == [0, 1]
-    expected = [(f"{f.fold + 1}/2", head, *score_cells(f.heads[head]))
-                for f in folds for head in CLASS_HEADS]
+    # at the end every fold's rows carry their Holm-adjusted verdicts, then the pooled rows
+    assert len(finished.fold_heads) == 2
+    expected = [(f"{k + 1}/2", head, *score_cells(heads[head]))
+                for k, heads in enumerate(finished.fold_heads) for head in CLASS_HEADS]
     expected += [("all", head, *score_cells(finished.summary[head])) for head in CLASS_HEADS]
     assert dock.evaluation.rows() == expected
     verdict, interval = COLUMNS.index("Verdict"), COLUMNS.index("95 % interval")
     shown = dock.evaluation.rows()
-    scores = [f.heads[h] for f in folds for h in CLASS_HEADS] + list(finished.summary.values())
+    scores = [heads[h] for heads in finished.fold_heads for h in CLASS_HEADS] + list(
+        finished.summary.values())
+    assert finished.primary == "position"  # the trader marked trades
+    assert shown[-2][:2] == ("all", "position")
+    assert shown[-2][COLUMNS.index("Multiplicity")] == "primary"
+    for row, score in zip(shown, scores, strict=True):
+        assert row[COLUMNS.index("Block (days)")] == (
+            "—" if score.block_days is None else f"{score.block_days:.1f}")
+        if score.p_value is not None and row[:2] != ("all", "position"):
+            assert row[COLUMNS.index("Multiplicity")].startswith("adjusted (Holm, ")
+    assert dock.evaluation.labels.text() == "\n".join(
+        describe_reach(r) for r in finished.labels)
+    assert dock.evaluation.labels.text().startswith("position labels read ahead a median ")
     for row, score in zip(shown, scores, strict=True):
         assert row[COLUMNS.index("Best baseline")] == score.best_baseline
         if score.interval is None:  # a span of fewer than 5 days: no interval, no verdict
@@ -96,10 +113,13 @@ def test_evaluation_runs_two_folds_and_fills_the_table_from_the_events(qtbot, do
     market = [row[verdict] for row in shown if row[1] in ("candle", "trend")]
     assert len(market) == 6 and set(market) <= set(VERDICTS)
     table = dock.evaluation.table
-    assert table.item(0, 0).toolTip() == describe("candle", folds[0].heads["candle"])
+    assert table.item(0, 0).toolTip() == describe("candle", finished.fold_heads[0]["candle"])
+    every = table.item(0, COLUMNS.index("Best baseline")).toolTip()  # every baseline, the bar
+    assert every == describe_baselines(finished.fold_heads[0]["candle"])
+    assert "lagged_logistic" in every and "boosted_trees" in every
     assert table.item(len(shown) - 1, 0).font().bold()  # the pooled rows stand out
     assert dock.evaluation.folds.isEnabled()
-    assert dock.events_seen["RunStarted"] == 2  # one fresh model per fold
+    assert dock.events_seen["RunStarted"] == 4  # a fresh model per fold and seed
     assert len(dock.curves.series["loss_train"]) == 0  # the folds are not the run's curves
 
 

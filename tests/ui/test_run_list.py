@@ -7,6 +7,7 @@ command of the palette (tiny preset, CPU, real training, real files)."""
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from workstation.ui.help import palette_entries
 from workstation.ui.training.runs import ACTIONS, COLUMNS
 
 from conftest import WAIT_MS
+from saved_runs import save_run
 
 
 def quiet(qtbot, dock) -> None:
@@ -260,3 +262,28 @@ def test_every_runs_button_is_a_command_of_the_palette_and_does_what_it_does(qtb
     assert list(dock.curves.series["loss_train"].steps) == \
         [b["step"] for b in history(paths, run_id).batches]
     quiet(qtbot, dock)
+
+
+def test_a_damaged_checkpoint_reads_damaged_with_its_reason_and_is_not_resumed(qtbot, make_dock,
+                                                                               paths):
+    store = CheckpointStore(paths.checkpoints_dir)
+    good, bad = save_run(store, 1), save_run(store, 2)
+    meta_path = store.snapshot_dir(bad) / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["config"]["d_ff"] = 128  # settings its weights do not have
+    meta.update(resume={"epoch": 1, "batch": 0}, train_config={"epochs": 4})
+    meta_path.write_text(json.dumps(meta))
+    dock = make_dock()
+    quiet(qtbot, dock)
+    dock.refresh_runs()
+    qtbot.waitUntil(lambda: len(dock.runs.rows()) == 2, timeout=WAIT_MS)
+    cells = {row[1]: dict(zip(COLUMNS, row, strict=True)) for row in dock.runs.rows()}
+    assert cells[bad]["State"] == "damaged" and cells[good]["State"] == "unknown"
+    row = [s.run_id for s in dock.runs.runs].index(bad)
+    tip = dock.runs.table.item(row, COLUMNS.index("State")).toolTip()
+    assert tip.startswith("damaged: ") and "does not fit the model settings in meta.json" in tip
+    assert "no history" in tip  # what the history says stays too
+    dock.runs.select(bad)
+    dock.runs.buttons["resume"].click()
+    assert "does not fit the model settings in meta.json" in dock.runs.message.text()
+    assert dock.state == "idle" and not dock.busy

@@ -106,12 +106,16 @@ class AnnotationImportError(AnnotationError):
 
 @dataclass(frozen=True)
 class ImportResult:
-    """``read``: valid records in the file; ``selected``: those matching the symbol/timeframe
-    filter; ``merge``: what the store did with them."""
+    """``read``: valid records in the file; ``annotations``: those matching the
+    symbol/timeframe filter; ``merge``: what the store did with them."""
 
     read: int
-    selected: int
+    annotations: tuple[Annotation, ...]
     merge: MergeResult
+
+    @property
+    def selected(self) -> int:
+        return len(self.annotations)
 
 
 @dataclass(frozen=True)
@@ -468,7 +472,7 @@ def import_annotations(store: AnnotationStore, path, *, market: MarketKind | str
         and (wanted_symbol is None or ann.symbol == wanted_symbol)
         and (timeframe is None or ann.timeframe == str(timeframe))
     ]
-    return ImportResult(len(annotations), len(selected), store.merge(selected))
+    return ImportResult(len(annotations), tuple(selected), store.merge(selected))
 
 
 def _read_text(path: Path) -> str:

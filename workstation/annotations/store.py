@@ -253,9 +253,10 @@ class AnnotationStore:
     def _refuse(self, reason: str) -> AnnotationStoreError:
         return damaged(self.path, "annotations file", reason, _LOST, DamagedAnnotationsError)
 
-    def _storage_error(self, exc: sqlite3.Error) -> AnnotationStoreError:
+    def _storage_error(self, exc: sqlite3.Error, *, writing: bool = True
+                       ) -> AnnotationStoreError:
         found = storage_error(exc, self.path, "annotations file", _LOST,
-                              DamagedAnnotationsError, AnnotationsDiskFullError)
+                              DamagedAnnotationsError, AnnotationsDiskFullError, writing=writing)
         if isinstance(found, AnnotationStoreError):
             return found
         return AnnotationStoreError(f"annotations file {self.path}: {exc}")
@@ -268,10 +269,15 @@ class AnnotationStore:
             raise AnnotationStoreError(f"cannot open annotations file {self.path}: {exc}") from exc
         try:
             conn.execute("PRAGMA busy_timeout = 5000")  # wait for another process, not fail
-            self._check_existing(conn)
+            try:
+                self._check_existing(conn)
+            except sqlite3.DatabaseError as exc:  # not damage (refused): a full disk, a lock
+                raise self._storage_error(exc, writing=False) from exc
             try:
                 make_durable(conn)
             except sqlite3.DatabaseError as exc:
+                if is_disk_full(exc, self.path):
+                    raise self._storage_error(exc, writing=False) from exc
                 raise AnnotationStoreError(
                     f"cannot open annotations file {self.path}: {exc}") from exc
             self._migrate(conn)
@@ -304,7 +310,7 @@ class AnnotationStore:
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 rollback(conn)
-                if is_disk_full(exc):
+                if is_disk_full(exc, self.path):
                     raise AnnotationsDiskFullError(
                         self.path, f"it was left at version {target - 1}") from exc
                 raise AnnotationStoreError(
@@ -333,7 +339,7 @@ class AnnotationStore:
         except sqlite3.ProgrammingError:  # a bug (e.g. the wrong thread), not the file
             raise
         except sqlite3.DatabaseError as exc:
-            raise self._storage_error(exc) from exc
+            raise self._storage_error(exc, writing=False) from exc
 
     @staticmethod
     def _query(conn: sqlite3.Connection, where: str, params: tuple) -> list[Annotation]:

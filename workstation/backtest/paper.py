@@ -291,9 +291,9 @@ class PaperAccount:
     def _refuse(self, reason: str) -> DamagedPaperError:
         return damaged(self.path, "paper trading file", reason, _LOST, DamagedPaperError)
 
-    def _storage_error(self, exc: sqlite3.Error) -> PaperError:
+    def _storage_error(self, exc: sqlite3.Error, *, writing: bool = True) -> PaperError:
         found = storage_error(exc, self.path, "paper trading file", _LOST, DamagedPaperError,
-                              PaperDiskFullError)
+                              PaperDiskFullError, writing=writing)
         if isinstance(found, PaperError):
             return found
         return PaperError(f"paper trading file {self.path}: {exc}")
@@ -306,7 +306,10 @@ class PaperAccount:
             raise PaperError(f"cannot open paper trading file {self.path}: {exc}") from exc
         try:
             conn.execute("PRAGMA busy_timeout = 5000")
-            self._check_existing(conn)
+            try:
+                self._check_existing(conn)
+            except sqlite3.DatabaseError as exc:  # not damage (refused): a full disk, a lock
+                raise self._storage_error(exc, writing=False) from exc
             try:
                 make_durable(conn)
                 self._create(conn)
@@ -486,7 +489,7 @@ class PaperAccount:
         except sqlite3.ProgrammingError:  # a bug (e.g. the wrong thread), not the file
             raise
         except sqlite3.DatabaseError as exc:
-            raise self._storage_error(exc) from exc
+            raise self._storage_error(exc, writing=False) from exc
 
     def _transaction(self):
         return immediate_transaction(self._conn, self._storage_error)

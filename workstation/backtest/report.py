@@ -1,5 +1,8 @@
 """Backtests of several signals on one span, always beside buy & hold, each with the
-assumptions it rests on, in words and as plain JSON."""
+assumptions it rests on and what its edge is worth (``worth``: the mean trade in bps and ticks,
+the break-even cost, a placebo of shifted copies, how often the next open is the close), in
+words and as plain JSON. A return before costs is shown only beside its mean trade and
+break-even cost."""
 
 from __future__ import annotations
 
@@ -8,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..display import NO_DATA, has_value, number
+from ..display import NO_DATA, has_value, number, significant
 from ..market.candles import Candles
 from .engine import NEXT_OPEN, BacktestRun, Costs, Sizing, run_backtest
 from .metrics import cagr_known, compute_metrics
 from .signals import buy_and_hold_signal
+from .worth import Worth, assess
 
 BUY_AND_HOLD = "buy & hold"
 OUT_OF_SAMPLE, IN_SAMPLE = "out of sample", "IN-SAMPLE"
@@ -26,6 +30,12 @@ SHOWN = (
     ("Win Rate [%]", "%"), ("Profit Factor", ""), ("Expectancy [%]", "%"), ("# Trades", "n"),
     ("Exposure Time [%]", "%"), ("Commissions [$]", "$"),
 )
+# what an edge is worth (``worth_text``), below the metrics in the same columns
+WORTH_SHOWN = ("Return before Costs [%]", "Mean Trade [bps]", "Mean Trade before Costs [bps]",
+               "Mean Trade before Costs [ticks]", "Break-even Cost [bps/side]",
+               "Placebo Rank", "Placebo Median [%]", "Placebo 95th Pct. [%]")
+BELOW_ONE_TICK = "(< 1 tick)"
+LOSES_BEFORE_COSTS = "none"  # the break-even cost of trades that lose even without costs
 SHORT_SPAN_CAGR = f"{NO_DATA} (under a year)"  # the CAGR of a span too short for one
 COLUMN_GAP = "  "  # between the columns of ``describe``
 
@@ -67,11 +77,13 @@ class BacktestResult:
     run: BacktestRun
     metrics: dict[str, float]
     assumptions: Assumptions
+    worth: Worth
 
     def to_dict(self) -> dict:
         t = self.run.trades
         return {"signals": self.name, "assumptions": self.assumptions.to_dict(),
                 "metrics": {k: _plain(v) for k, v in self.metrics.items()},
+                "worth": self.worth.to_dict(),
                 "trades": [{"direction": int(t.direction[i]), "entry_bar": int(t.entry_bar[i]),
                             "exit_bar": int(t.exit_bar[i]),
                             "entry_price": float(t.entry_price[i]),
@@ -96,25 +108,29 @@ def backtest_signals(candles: Candles, signals: dict[str, tuple[np.ndarray, str]
                            fill=fill, cash=cash, span=span)
         metrics = compute_metrics(run, candles.ts, candles.close, candles.timeframe.ms)
         results.append(BacktestResult(name, run, metrics, Assumptions(
-            series, period, sample, fill, costs, sizing, cash)))
+            series, period, sample, fill, costs, sizing, cash), assess(
+            run, candles.open, candles.high, candles.low, candles.close, signal)))
     return results
 
 
 def describe(results: list[BacktestResult]) -> list[str]:
-    """The results as lines: the assumptions once, then one row per metric and one
-    right-aligned column per signal, each as wide as its widest text and ``COLUMN_GAP`` from
-    the next, then the first signal's ``summary``."""
+    """The results as lines: the assumptions and the prices' line once, then one row per
+    metric and per figure of ``WORTH_SHOWN`` and one right-aligned column per signal, each as
+    wide as its widest text and ``COLUMN_GAP`` from the next, then each signal's
+    ``worth_line`` and the first signal's ``summary``."""
     if not results:
         return []
-    lines = results[0].assumptions.lines()
+    lines = results[0].assumptions.lines() + [prices_line(results[0])]
     rows = [("", [r.name for r in results]),
             ("sample", [short_sample(r.assumptions.sample) for r in results])]
     rows += [(label, [metric_text(r, label, unit) for r in results]) for label, unit in SHOWN]
+    rows += [(label, [worth_text(r, label) for r in results]) for label in WORTH_SHOWN]
     label_width = max(len(label) for label, _ in rows)
     widths = [max(len(cells[col]) for _, cells in rows) for col in range(len(results))]
     for label, cells in rows:
         lines.append(label.ljust(label_width) + "".join(
             COLUMN_GAP + cell.rjust(width) for cell, width in zip(cells, widths, strict=True)))
+    lines += [worth_line(r) for r in results]
     lines.append(summary(results))
     for r in results:
         if r.assumptions.sample == IN_SAMPLE:
@@ -125,17 +141,100 @@ def describe(results: list[BacktestResult]) -> list[str]:
 
 def summary(results: list[BacktestResult]) -> str:
     """The first signal's trades and return beside buy & hold's in one line: returns after
-    costs beside each other, buy & hold's price change before costs in brackets."""
+    costs beside each other, each return before costs in brackets beside its mean trade and
+    break-even cost (``before_costs``); buy & hold's is the price change."""
     signal = next((r for r in results if r.name != BUY_AND_HOLD), results[0])
     hold = next((r for r in results if r.name == BUY_AND_HOLD), None)
     trades = len(signal.run.trades)
-    before = format_metric(signal.metrics.get("Buy & Hold Return [%]", float("nan")), "%")
+    change = signal.metrics.get("Buy & Hold Return [%]", float("nan"))
     text = (f"{signal.name}: {trades:,} trade{'s' if trades != 1 else ''}, return "
             f"{format_metric(signal.metrics.get('Return [%]', float('nan')), '%')} after costs")
     if hold is None or hold is signal:
-        return f"{text} vs buy & hold {before} before costs"
+        return f"{text} ({before_costs(signal, change)}) vs buy & hold " \
+               f"{format_metric(change, '%')} before costs"
     after = format_metric(hold.metrics.get("Return [%]", float("nan")), "%")
-    return f"{text} vs buy & hold {after} after costs ({before} before costs)"
+    return (f"{text} ({before_costs(signal)}) vs buy & hold {after} after costs "
+            f"({before_costs(hold, change)})")
+
+
+def before_costs(result: BacktestResult, percent: float | None = None) -> str:
+    """``result``'s return before costs (or ``percent``, a price change) beside its mean trade
+    and break-even cost, as one text."""
+    w = result.worth
+    shown = w.return_before * 100 if percent is None else percent
+    return (f"{format_metric(shown, '%')} before costs; mean trade "
+            f"{_bps(w.mean_trade_bps_before)} before costs, {_bps(w.mean_trade_bps)} after; "
+            f"{break_even_words(w)}")
+
+
+def prices_line(result: BacktestResult) -> str:
+    """The tick and how often the next open is the close, in words (the span's prices)."""
+    w = result.worth
+    tick = (f"tick {number(w.tick.size, '.10g')} ({w.tick.source})" if w.tick.known
+            else w.tick.source)
+    to = "to the tick" if w.tick.known else "exactly"
+    return (f"prices: {tick}; the next candle opens at the signal candle's close on "
+            f"{number(w.next_open_is_close * 100, '.1f', ' %')} of these candles ({to})")
+
+
+def worth_line(result: BacktestResult) -> str:
+    """What ``result``'s edge is worth, in words: its mean trade in ticks (flagged under one
+    tick) and the placebo's verdict."""
+    w, p = result.worth, result.worth.placebo
+    ticks = (f" = {significant(w.mean_trade_ticks_before)} ticks of "
+             f"{number(w.tick.size, '.10g')}" + (": BELOW ONE TICK" if w.below_one_tick else "")
+             if w.tick.known else f" ({w.tick.source})")
+    if len(p.returns):
+        shifted = (f"placebo rank {p.rank} / {len(p.returns) + 1}: beats "
+                   f"{number(p.beaten * 100, '.0f', ' %')} of {len(p.returns)} copies shifted "
+                   f"in time (their median {format_metric(p.median * 100, '%')}, 95th "
+                   f"percentile {format_metric(p.p95 * 100, '%')})")
+    else:
+        shifted = "no placebo (no trade, or one as long as half the span)"
+    return (f"{result.name}: mean trade before costs {_bps(w.mean_trade_bps_before)}{ticks}; "
+            f"{break_even_words(w)}; {shifted}")
+
+
+def worth_text(result: BacktestResult, label: str) -> str:
+    """Figure ``label`` of ``WORTH_SHOWN`` for ``result`` as the results show it."""
+    w, p = result.worth, result.worth.placebo
+    if label == "Return before Costs [%]":
+        return format_metric(w.return_before * 100, "%")
+    if label == "Mean Trade [bps]":
+        return _bps(w.mean_trade_bps, "")
+    if label == "Mean Trade before Costs [bps]":
+        return _bps(w.mean_trade_bps_before, "")
+    if label == "Mean Trade before Costs [ticks]":
+        text = significant(w.mean_trade_ticks_before)
+        return f"{text} {BELOW_ONE_TICK}" if w.below_one_tick else text
+    if label == "Break-even Cost [bps/side]":
+        return break_even_text(w, "")
+    if label == "Placebo Rank":
+        return f"{p.rank} / {len(p.returns) + 1}" if len(p.returns) else NO_DATA
+    if label == "Placebo Median [%]":
+        return format_metric(p.median * 100, "%")
+    if label == "Placebo 95th Pct. [%]":
+        return format_metric(p.p95 * 100, "%")
+    raise KeyError(label)
+
+
+def break_even_words(worth: Worth) -> str:
+    """The break-even cost per side in words."""
+    if worth.break_even_bps is None:
+        return "no break-even cost (it loses even without costs)"
+    return f"break-even cost {break_even_text(worth)} per side"
+
+
+def break_even_text(worth: Worth, unit: str = " bps") -> str:
+    """The break-even cost per side: bps, "none" (loses even without costs) or "—"."""
+    if worth.break_even_bps is None:
+        return LOSES_BEFORE_COSTS
+    return significant(worth.break_even_bps) + unit if has_value(worth.break_even_bps) \
+        else NO_DATA
+
+
+def _bps(value: float, unit: str = " bps") -> str:
+    return number(value + 0.0, "+,.2f", unit) if has_value(value) else NO_DATA
 
 
 def metric_text(result: BacktestResult, label: str, unit: str) -> str:

@@ -9,8 +9,10 @@ from ..annotations.io import FORMATS, export_annotations, import_annotations
 from ..annotations.model import Region, Trade
 from ..annotations.store import AnnotationStore
 from ..annotations.totals import Totals
+from ..annotations.without_candles import no_candles_note
 from ..atomic import atomic_write_bytes
 from ..market.timeframes import parse_timeframe
+from ..paths import app_paths
 from .flags import add_series_flags, flagged_series
 
 
@@ -81,6 +83,9 @@ def run_import(args) -> int:
               f"timeframe")
     print(f"added {merge.added}, updated {merge.updated}, unchanged {merge.unchanged}, "
           f"kept {merge.kept_newer} (the store's copy was newer)")
+    note = no_candles_note(result.annotations, app_paths().candle_cache)
+    if note:
+        print(note)
     return 0
 
 
@@ -88,7 +93,6 @@ def run_targets(args) -> int:
     from ..ml.checkpoints import CheckpointStore
     from ..ml.job import label_series
     from ..ml.targets import CLASSES, MASKED, TargetSpec
-    from ..paths import app_paths
 
     spec = CheckpointStore().settings(args.run)[2] if args.run else TargetSpec()
     candles, key = flagged_series(args)

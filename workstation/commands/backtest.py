@@ -1,10 +1,12 @@
 """``workstation backtest``: what the trader's marks or a run's signals would have earned after
-costs, beside buy & hold, with every assumption printed.
+costs, beside buy & hold, with every assumption printed and what each edge is worth (the mean
+trade in bps and ticks, the break-even cost per side, a placebo of 200 copies shifted in time,
+how often the next open is the close).
 
 A run's signals are backtested out of sample only: on the candles after the last one it was
 trained on (recorded in its checkpoint); ``--in-sample`` allows the span it saw, and then every
 line says IN-SAMPLE. Fills at the next candle's open; ``--fill same-close`` is the optimistic
-option, labelled as such. ``--json`` prints one object per signal.
+option, labelled as such. ``--json`` prints one object per signal, its ``worth`` with it.
 """
 
 from __future__ import annotations

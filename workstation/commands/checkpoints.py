@@ -14,7 +14,12 @@ from .flags import add_reference_source_flag, add_series_flags
 def register(sub) -> None:
     ck = sub.add_parser("checkpoints", help="list, delete or clear saved training runs")
     what = ck.add_subparsers(dest="checkpoints_command", metavar="ACTION", required=True)
-    what.add_parser("list", help="one line per run, newest last").set_defaults(func=run_list)
+    listing = what.add_parser("list", help="one line per run, newest last; a run whose files "
+                                           "fail a check (sizes, headers, settings) is damaged")
+    listing.add_argument("--verify", action="store_true",
+                         help="also read every file: SHA-256 against meta.json, every tensor "
+                              "finite, the training state loadable")
+    listing.set_defaults(func=run_list)
     delete = what.add_parser("delete", help="delete one run and all its checkpoints")
     delete.add_argument("run", metavar="RUN")
     delete.set_defaults(func=run_delete)
@@ -50,7 +55,8 @@ def _val_loss(metrics: dict):
 
 
 def run_list(args) -> int:
-    runs = [info for store in _stores() for info in store.list_runs()]
+    runs = [info for store in _stores() for info in store.list_runs(check=True,
+                                                                     verify=args.verify)]
     if not runs:
         print("no saved runs (train one with `workstation train`)")
         return 0
@@ -65,7 +71,9 @@ def run_list(args) -> int:
     for row in table:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
     total = sum(r.size_bytes for r in runs)
-    print(f"{len(runs)} run(s), {file_size(total)}")
+    damaged = sum(1 for r in runs if r.error)
+    print(f"{len(runs)} run(s), {file_size(total)}" + (f", {damaged} damaged" if damaged else "")
+          + ("; every file hashed and read" if args.verify else ""))
     return 0
 
 

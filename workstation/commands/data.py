@@ -41,7 +41,9 @@ def register(sub) -> None:
                                                 "ts,open,high,low,close,volume) into the cache")
     imp.add_argument("file", type=Path)
     imp.add_argument("--symbol", required=True)
-    imp.add_argument("--timeframe", required=True, choices=SUPPORTED)
+    imp.add_argument("--timeframe", choices=SUPPORTED,
+                     help="the file's own (told from its timestamps, the default) or a longer "
+                          "one it is resampled to")
     imp.add_argument("--source", default="csv", help="name to file it under (default csv)")
     imp.add_argument("--symbol-mismatch-ok", action="store_true",
                      help="import it even though its name or prices say another symbol")
@@ -159,10 +161,11 @@ async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar
 
 
 def run_import(args) -> int:
-    """Import the file on ``--timeframe`` (its own, or resampled from it to a longer one); a
-    file whose name or prices say another symbol is refused unless ``--symbol-mismatch-ok``."""
-    tf = parse_timeframe(args.timeframe)
+    """Import the file on ``--timeframe`` (its own, the default, or resampled from it to a
+    longer one); a file whose name or prices say another symbol is refused unless
+    ``--symbol-mismatch-ok``."""
     own = read_candles_csv(args.file)
+    tf = parse_timeframe(args.timeframe) if args.timeframe else own.timeframe
     candles = on_timeframe(own, tf, Path(args.file).name)
     key = SeriesKey(args.source, args.symbol, tf)
     with signals_deferred(then_ignore=True) as signalled:  # all, or (before this) none

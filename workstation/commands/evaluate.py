@@ -2,10 +2,13 @@
 
 Every fold trains a fresh model on the past, picks its epoch on a validation slice of that
 past, and is scored on the next span of time beside the baselines fitted on the past; each
-head gets the margin over its best baseline with a 95 % day-block bootstrap interval and a
-verdict ("edge" only when the interval excludes 0 and the margin is worth having). Progress
-goes to stderr; ``--json`` prints one JSON object per fold and head on stdout, then one
-summary object. Every argument is checked before torch is loaded. Ctrl-C (or SIGTERM) stops
+head gets the margin over its best baseline with a 95 % interval (a stationary bootstrap of the
+days, its block length chosen from the data and printed, over ``--seeds`` models a fold) and a
+verdict ("edge" only when the interval excludes 0 and the margin is worth having); one verdict
+is the primary one (``--primary``), every other is Holm-adjusted. Each fold's embargo says
+what set it; the trader's labels' look-ahead and a hindsight check are printed at the end.
+Progress goes to stderr; ``--json`` prints one JSON object per fold and head on stdout, then
+one summary object. Every argument is checked before torch is loaded. Ctrl-C (or SIGTERM) stops
 after the current batch: exit 130 (143).
 """
 
@@ -20,9 +23,11 @@ import numpy as np
 from ..backtest.signals import SIGNAL_HEADS
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
+from ..ml.config import DEFAULT_MAX_EMBARGO, DEFAULT_SEEDS, EvaluationConfig
 from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored, FoldStarted
+from ..ml.hindsight import describe_reach
 from ..ml.job import TrainingRequest
-from ..ml.scoring import describe
+from ..ml.scoring import describe, describe_baselines
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, end_open_line, say
 from .flags import (
@@ -65,6 +70,16 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=1,
                    help="train this many folds at once, each in its own process (default 1; "
                         "the results are the same)")
+    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
+                   help=f"models trained per fold, seeds seed, seed+1, ... (default "
+                        f"{DEFAULT_SEEDS}); the margin is their mean, the interval covers "
+                        f"their spread")
+    p.add_argument("--max-embargo", type=int, default=DEFAULT_MAX_EMBARGO,
+                   help=f"cap in candles on how far the longest mark widens the embargo "
+                        f"(default {DEFAULT_MAX_EMBARGO:,})")
+    p.add_argument("--primary", choices=CLASS_HEADS, default=None,
+                   help="the head whose pooled verdict is not adjusted for multiplicity "
+                        "(default: position with marks, else candle)")
     p.add_argument("--json", action="store_true", help="JSON objects on stdout")
     p.set_defaults(func=run)
 
@@ -77,6 +92,7 @@ class _Report:
     def __init__(self, as_json: bool):
         self.as_json = as_json
         self.fold_of: dict[str, int] = {}  # trainer run id -> fold (0-based)
+        self.lags: dict[str, list[int]] = {}  # head -> the lagged baselines' lags, by fold
 
     def __call__(self, event) -> None:
         match event:
@@ -94,21 +110,44 @@ class _Report:
             case FoldScored():
                 say(f"fold {event.fold + 1}/{event.folds}: trained on candles "
                     f"{event.train[0]}..{event.train[1]}, tested on {event.test[0]}.."
-                    f"{event.test[1]} (embargo {event.embargo}, epoch {event.epoch})")
+                    f"{event.test[1]} (embargo {event.embargo_words}; epoch "
+                    f"{'/'.join(map(str, event.seed_epochs))}); unadjusted:")
                 for head in CLASS_HEADS:
+                    lags = event.baseline_lags.get(head)
+                    if lags is not None:
+                        self.lags.setdefault(head, []).append(lags)
                     say(f"  {describe(head, event.heads[head])}")
+                    say(f"    {describe_baselines(event.heads[head], lags)}")
                     if self.as_json:
                         print(json.dumps(_plain({"fold": event.fold, "head": head,
+                                                 "baseline_lags": lags,
+                                                 "embargo": event.embargo,
+                                                 "embargo_words": event.embargo_words,
+                                                 "seed_epochs": event.seed_epochs,
                                                  **asdict(event.heads[head])})), flush=True)
             case EvaluationFinished():
-                say(f"all {event.folds} test spans ({event.elapsed_s:.0f} s):")
+                say(f"all {event.folds} test spans ({event.elapsed_s:.0f} s; primary verdict: "
+                    f"{event.primary}):")
                 for head in CLASS_HEADS:
                     say(f"  {describe(head, event.summary[head])}")
+                    by_fold = "/".join(map(str, self.lags.get(head, [])))
+                    say(f"    {describe_baselines(event.summary[head], by_fold)}")
+                for k, heads in enumerate(event.fold_heads):
+                    verdicts = [f"{head} {heads[head].verdict}" for head in CLASS_HEADS
+                                if heads[head].verdict is not None]
+                    if verdicts:
+                        say(f"fold {k + 1}, adjusted: {'; '.join(verdicts)}")
+                for reach in event.labels:
+                    say(f"labels: {describe_reach(reach)}")
                 if self.as_json:
-                    print(json.dumps(_plain({"summary": True, "folds": event.folds,
-                                             "elapsed_s": round(event.elapsed_s, 1),
-                                             "heads": {h: asdict(s) for h, s in
-                                                       event.summary.items()}})), flush=True)
+                    print(json.dumps(_plain({
+                        "summary": True, "folds": event.folds,
+                        "elapsed_s": round(event.elapsed_s, 1), "primary": event.primary,
+                        "baseline_lags": self.lags,
+                        "heads": {h: asdict(s) for h, s in event.summary.items()},
+                        "folds_adjusted": [{h: asdict(s) for h, s in heads.items()}
+                                           for heads in event.fold_heads],
+                        "labels": [asdict(r) for r in event.labels]})), flush=True)
 
 
 def run(args) -> int:
@@ -136,6 +175,8 @@ def _evaluate(args, stop: threading.Event) -> None:
         raise WorkstationError(f"--folds must be at least 2, got {args.folds}")
     if args.workers < 1:
         raise WorkstationError(f"--workers must be at least 1, got {args.workers}")
+    settings = EvaluationConfig(seeds=args.seeds, max_embargo=args.max_embargo,
+                                primary=args.primary)
     plan = job.plan(request, None)  # every argument checked; torch not loaded
     candles, key = flagged_series(args)
     reference = job.load_reference(plan.feature_spec, key, args.reference_source)
@@ -146,13 +187,15 @@ def _evaluate(args, stop: threading.Event) -> None:
                                        annotations_db=app_paths().annotations_db)
     say(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations of "
         f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"
-        f"-candle windows, {plan.train_config.epochs} epochs each")
+        f"-candle windows, {plan.train_config.epochs} epochs each, {settings.seeds} "
+        f"seed{'s' if settings.seeds != 1 else ''} a fold")
     signals = _WalkForwardSignals(args, len(candles), labelled.annotations > 0) \
         if args.backtest else None
     try:
         evaluate(data, plan.model_config, plan.train_config, folds=args.folds,
                  device=plan.device, provenance=key.provenance, on_event=_Report(args.json),
-                 stop=stop, on_test_predictions=signals, workers=args.workers)
+                 stop=stop, on_test_predictions=signals, workers=args.workers,
+                 settings=settings)
     except EvaluationStopped as exc:
         say(f"workstation: {exc}")
         return

@@ -3,7 +3,8 @@
 Every batch-trained run keeps its metrics in ``history.jsonl`` beside its checkpoints
 (``workstation.ml.history``). ``runs list`` shows each run, newest first: when it started,
 its state (running, completed, stopped, failed, or unknown: killed), data, preset, steps,
-best validation loss and the last known verdicts; a run whose history is damaged shows why.
+best validation loss and the last known verdicts; a run whose history is damaged shows why,
+and one whose checkpoint fails the store's check is "damaged: ..." (as in ``checkpoints list``).
 ``runs export`` writes a run's curves as TensorBoard event files and/or a CSV file.
 """
 
@@ -69,6 +70,8 @@ def run_list(args) -> int:
         data = str(r.provenance or NO_DATA)
         if r.problem:
             data = f"{data}; {r.problem}" if r.provenance else r.problem
+        if r.damaged:
+            data = f"{data}; damaged: {r.damaged}"
         table.append((r.model, r.run_id,
                       format_ms(r.started) if r.started is not None else NO_DATA, r.state,
                       r.preset or NO_DATA, number(r.steps, "d"), number(r.best_val_loss), verdict,

@@ -268,7 +268,7 @@ class CandleCache:
 
     # -- plumbing ------------------------------------------------------------------------
     @contextmanager
-    def _reading(self) -> Iterator[None]:
+    def _reading(self, *, writing: bool = False) -> Iterator[None]:
         """SQLite errors as one line naming the file and what to do."""
         try:
             yield
@@ -276,13 +276,13 @@ class CandleCache:
             raise
         except sqlite3.Error as exc:
             raise (storage_error(exc, self.path, "candle cache", _LOST, DamagedCacheError,
-                                 CacheDiskFullError)
+                                 CacheDiskFullError, writing=writing)
                    or CacheError(f"candle cache {self.path}: {exc}")) from exc
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """One write transaction; the file's structure is checked before the first."""
-        with self._reading():
+        with self._reading(writing=True):
             if not self._checked:
                 problem = damage_found(self._db)
                 if problem is not None:

@@ -33,7 +33,7 @@ import ccxt.async_support
 import ccxt.pro
 
 from ..errors import WorkstationError
-from ..redact import redact, register
+from ..redact import redact, register, register_in
 from .candles import Candles, CandleUpdate, CandleValidationError
 from .credentials import RememberedCredentials, exchange_credentials, split_credentials
 from .paging import (
@@ -84,10 +84,11 @@ def parse_json_overrides(text: str | None, flag_name: str) -> dict | None:
     return value
 
 
-# ccxt's proxy settings are the exchange's own attributes, not ``options``: given in
-# ``options`` (``--ccxt-options``), they go to its constructor
-PROXY_FIELDS = ("httpProxy", "httpsProxy", "socksProxy", "wsProxy", "wssProxy",
-                "wsSocksProxy")
+# ccxt's proxy settings and the HTTP headers it adds to every request are the exchange's own
+# attributes, not ``options``: given in ``options`` (``--ccxt-options``), they go to its
+# constructor
+CONSTRUCTOR_FIELDS = ("httpProxy", "httpsProxy", "socksProxy", "wsProxy", "wssProxy",
+                      "wsSocksProxy", "headers")
 
 
 WELL_KNOWN = ("binance", "bybit", "okx", "kraken", "coinbase")  # named when an id is unknown
@@ -223,13 +224,14 @@ class CcxtFeed:
     """Candles of ``symbol`` on ``timeframe`` from the ccxt exchange ``exchange_id``.
 
     ``urls`` is deep-merged into the exchange's ``urls['api']`` and ``options`` into its
-    ``options`` (testnets, proxies, a loopback fake); ``config`` goes to the ccxt constructor
-    (e.g. ``{"enableRateLimit": False}``) with the exchange's credentials: credential fields of
-    ``options`` (``apiKey``, ``secret`` ...), else the environment, else the OS keyring
-    (``market.credentials``); ``remember_credentials`` keeps them in the keyring. ``retry``
-    governs each REST call of ``fetch_history`` and the reconnect backoff of ``stream``;
-    ``poll_interval`` (s) the REST polls while the socket is away, ``socket_timeout`` (s) how
-    long the socket may take to connect before the state says ``polling``.
+    ``options`` (testnets, proxies, HTTP ``headers``, a loopback fake); ``config`` goes to the
+    ccxt constructor (e.g. ``{"enableRateLimit": False}``) with the exchange's credentials:
+    credential fields of ``options`` (``apiKey``, ``secret`` ...), else the environment, else
+    the OS keyring (``market.credentials``); ``remember_credentials`` keeps them in the
+    keyring. ``retry`` governs each REST call of ``fetch_history`` and the reconnect backoff
+    of ``stream``; ``poll_interval`` (s) the REST polls while the socket is away,
+    ``socket_timeout`` (s) how long the socket may take to connect before the state says
+    ``polling``.
     ``clock()`` is exchange time in epoch ms (default: the system clock). ``on_state(state,
     detail)`` hears connection states (``STATES``); ``state`` and ``latency_ms`` (the last REST
     round trip) can be read at any time.
@@ -264,11 +266,12 @@ class CcxtFeed:
         exchange_class = _exchange_class(exchange_id)
         given, options = split_credentials(options)
         register(*given.values())  # masked from here on, whatever fails next
+        register_in([urls, options])  # a URL's user:password, a header's key ...
         credentials = exchange_credentials(exchange_id, given)
         if remember_credentials:
             RememberedCredentials().remember(exchange_id, credentials)
-        proxies = {name: options.pop(name) for name in PROXY_FIELDS if name in options}
-        exchange = exchange_class({**credentials, **proxies, **dict(config or {})})
+        own = {name: options.pop(name) for name in CONSTRUCTOR_FIELDS if name in options}
+        exchange = exchange_class({**credentials, **own, **dict(config or {})})
         if urls:
             exchange.urls["api"] = exchange.deep_extend(exchange.urls["api"], urls)
         if options:

@@ -1,11 +1,12 @@
 """Candle CSV files: Binance kline CSVs and generic ``ts,open,high,low,close,volume`` files.
 
 Reading accepts gzip or plain text (or a zip holding one CSV, as Binance's archive ships them),
-with or without a header, timestamps in ms or µs (Binance switched its spot archive to µs in
-2025). Parsing is strict: every row has exactly the file's column count, every field used is one
-whole number (no trailing junk), blank and ``#`` lines are skipped but counted. The whole file is
-parsed and validated before anything is returned: a bad file gives a ``CsvFormatError`` that
-names the true line, and nothing half-read. The file's own timeframe is told from its
+with or without a header (and a UTF-8 BOM before it, as Excel writes), timestamps in ms or µs
+(Binance switched its spot archive to µs in 2025). Parsing is strict: every row has exactly the
+file's column count, every field used is one whole number (no trailing junk), blank and ``#``
+lines are skipped but counted. The whole file is parsed and validated before anything is
+returned: a bad file gives a ``CsvFormatError`` that names the true line, and nothing
+half-read. The file's own timeframe is told from its
 timestamps (``file_timeframe``): asked for a longer one it is resampled, a shorter one is
 refused. Writing uses the generic format and replaces the target atomically.
 """
@@ -31,6 +32,7 @@ HEADER = "ts_ms,open,high,low,close,volume"
 _TS_NAMES = {"ts", "ts_ms", "timestamp", "time", "open_time", "opentime"}
 _MICROSECONDS_ABOVE = 10**14  # ms timestamps stay below this until the year 5138
 _LARGEST_TS = 10**17  # µs timestamps stay below this until the year 5138
+_UTF8_BOM = b"\xef\xbb\xbf"  # what Excel's "CSV UTF-8" starts with
 
 
 class CsvFormatError(WorkstationError):
@@ -190,7 +192,7 @@ def read_candles_csv(path: str | Path, tf: Timeframe | None = None, *,
     ends it with ``ImportCancelled``."""
     path = Path(path)
     _step(progress, stop, 0.0, f"reading {path.name}")
-    data = _read_bytes(path)
+    data = _read_bytes(path).removeprefix(_UTF8_BOM)
     _step(progress, stop, 0.08, "splitting lines")
     rows = _Rows(data.splitlines())
     del data

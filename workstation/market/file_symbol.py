@@ -44,20 +44,24 @@ def _span(close: np.ndarray) -> str:
 def symbol_contradiction(name: str, symbol: str, candles: Candles,
                          cached: Candles | None = None) -> str | None:
     """Why the file ``name`` holding ``candles`` is not ``symbol`` (None: nothing says so):
-    its name names another symbol, or its median close is ``PRICE_RATIO`` or more times
-    that of ``cached`` (the symbol's cached candles around the same time)."""
+    its name names another symbol, or its median close within ``NEAR_MS`` of ``cached``'s
+    span (the symbol's cached candles around the same time) is ``PRICE_RATIO`` or more times
+    theirs."""
     symbol = symbol.strip().upper()
     reasons = []
     named = symbol_from_file_name(name)
     if named is not None and named != symbol:
         reasons.append(f"{Path(name).name} is named for {named}, not {symbol}")
     if cached is not None and len(cached) and len(candles):
-        mine, theirs = float(np.median(candles.close)), float(np.median(cached.close))
-        ratio = mine / theirs
+        # the file's prices around the cached span only: a market moves over years
+        near = ((candles.ts >= int(cached.ts[0]) - NEAR_MS)
+                & (candles.ts <= int(cached.ts[-1]) + NEAR_MS))
+        close = candles.close[near]
+        ratio = float(np.median(close)) / float(np.median(cached.close)) if len(close) else 1.0
         if max(ratio, 1 / ratio) >= PRICE_RATIO:
             times = f"{ratio:.0f}x" if ratio > 1 else f"1/{1 / ratio:.0f} of"
-            reasons.append(f"its prices {_span(candles.close)} are {times} the cached "
-                           f"{symbol} {_span(cached.close)}")
+            reasons.append(f"its prices {_span(close)} are {times} the cached "
+                           f"{symbol} {_span(cached.close)} over the same time")
     return "; ".join(reasons) or None
 
 

@@ -8,9 +8,13 @@
   ``t`` (the previous candle's direction; the trend of the last H candles). The trader's heads
   have none: their past labels are not an input of the model, so repeating them would be
   scoring with information the model never sees.
+- ``lagged_logistic`` and ``boosted_trees`` (only with ``max_lags``, as the walk-forward
+  evaluation fits them): baselines that see the window, on up to ``max_lags`` lags of the
+  per-candle features (``lagged_baselines``; scikit-learn).
 
 ``fit_baselines(data, train)`` fits them; ``predict(head, start, stop)`` gives each one's class
-per candle (``MASKED`` where it has none). numpy only.
+per candle (``MASKED`` where it has none); ``lags`` the lagged baselines' chosen lag count per
+head. numpy only, but for the lagged baselines.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .lagged_baselines import LaggedFit, fit_lagged
 from .targets import CLASS_HEADS, CLASSES, MARKET_HEADS, MASKED, Targets
 
 QUANTILES = np.linspace(0.025, 0.975, 39)
@@ -36,6 +41,7 @@ class _Fitted:
     weights: np.ndarray | None = None      # [features + 1, classes]
     mean: np.ndarray | None = None
     scale: np.ndarray | None = None
+    lagged: LaggedFit | None = None
 
 
 @dataclass
@@ -46,6 +52,12 @@ class Baselines:
     targets: Targets
     horizon: int  # the trend head's horizon (its persistence looks that far back)
     fitted: dict[str, _Fitted] = field(default_factory=dict)
+
+    @property
+    def lags(self) -> dict[str, int]:
+        """The lag count chosen on validation for each head with lagged baselines."""
+        return {head: fit.lagged.lags for head, fit in self.fitted.items()
+                if fit.lagged is not None}
 
     def predict(self, head: str, start: int = 0, stop: int | None = None
                 ) -> dict[str, np.ndarray]:
@@ -68,6 +80,8 @@ class Baselines:
             back = np.arange(start, stop) - (1 if head == "candle" else self.horizon)
             classes = self.targets.classes(head)
             out["persistence"] = np.where(back >= 0, classes[np.maximum(back, 0)], MASKED)
+        if fit.lagged is not None:
+            out.update(fit.lagged.predict(self.features, start, stop))
         return out
 
 
@@ -113,8 +127,11 @@ def _fit_volatility(volatility: np.ndarray, y: np.ndarray, n_classes: int
     return best[1:]
 
 
-def fit_baselines(data, train: tuple[int, int]) -> Baselines:
-    """Fit every head's baselines on the targets of candles ``train = (start, stop)``."""
+def fit_baselines(data, train: tuple[int, int], *, max_lags: int = 0, gap: int = 0
+                  ) -> Baselines:
+    """Fit every head's baselines on the targets of candles ``train = (start, stop)``; with
+    ``max_lags`` also the lagged ones (their validation slice ``gap`` candles after the rows
+    they are fitted on while choosing the lags, ``lagged_baselines``)."""
     start, stop = train
     targets = data.targets
     baselines = Baselines(data.features, targets, data.target_spec.horizon)
@@ -138,4 +155,6 @@ def fit_baselines(data, train: tuple[int, int]) -> Baselines:
             x = data.features[start:stop][pick].astype(np.float64)
             fit.mean, fit.scale = x.mean(axis=0), x.std(axis=0) + 1e-9
             fit.weights = _fit_logistic((x - fit.mean) / fit.scale, y[pick], n_classes)
+        if max_lags:
+            fit.lagged = fit_lagged(data.features, targets.classes(head), train, max_lags, gap)
     return baselines

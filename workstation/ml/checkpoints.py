@@ -30,6 +30,11 @@ run can be resumed and how far it got (``resume_point``, ``newest_resumable``), 
 run has a checkpoint to predict with (``has_checkpoint``, ``newest_with_checkpoint``). Those
 read only ``meta.json`` and the pointers, so they work before torch is loaded; torch is
 imported by the functions that read or write tensors.
+
+Whether a run is damaged is one judgement, ``check_snapshot`` (``CheckpointStore.check`` and
+``problem``): meta.json, the file sizes, the safetensors header against the model settings and
+the training state's zip directory, without reading tensor data; ``verify`` also hashes and
+reads everything. ``checkpoints list``, ``runs list``, the Runs tab and every resume rely on it.
 """
 
 from __future__ import annotations
@@ -38,14 +43,16 @@ import contextlib
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 import platform
 import re
 import secrets
 import shutil
 import threading
+import zipfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,8 +62,10 @@ from ..errors import WorkstationError
 from ..locking import FileLock
 from ..paths import app_paths
 from ..storage import DiskFullError, is_disk_full
-from .config import TradingTransformerConfig
+from .config import TradingTransformerConfig, TrainConfig
 from .features import FeatureSpec
+from .model_shapes import weight_shapes
+from .safetensors_header import HeaderError, read_header
 from .targets import TargetSpec
 
 if TYPE_CHECKING:
@@ -134,7 +143,8 @@ class ResumePoint:
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One run as ``checkpoints list`` shows it; ``error`` says why its latest cannot be read."""
+    """One run as ``checkpoints list`` shows it; ``error`` says why its latest cannot be read
+    (listed with ``check``: why the run fails ``CheckpointStore.problem``)."""
 
     run_id: str
     model: str
@@ -254,6 +264,12 @@ def versions() -> dict[str, str]:
     }
 
 
+def _checkpoint_words(meta: dict) -> str:
+    """``"epoch 3, step 120"`` (or ``"step 120"``) of a checkpoint's meta."""
+    epoch, step = meta.get("epoch"), meta.get("step", 0)
+    return f"epoch {epoch}, step {step}" if epoch is not None else f"step {step}"
+
+
 def _utc_now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
@@ -345,10 +361,12 @@ class CheckpointStore:
 
     def newest_resumable(self, first: str | None = None) -> ResumePoint | None:
         """``first``'s resume point if it has one, else the newest run's that has one;
-        runs whose checkpoint cannot be read are passed over."""
+        runs whose checkpoint cannot be read or fails ``check`` are passed over."""
         for run_id in self._candidates(first):
             try:
                 point = self.resume_point(run_id)
+                if point is not None:
+                    self.check(run_id)
             except CheckpointError:
                 continue
             if point is not None:
@@ -357,7 +375,9 @@ class CheckpointStore:
 
     def check_resumable(self, run_id: str, epochs: int | None) -> ResumePoint:
         """The resume point of ``run_id`` if it can train on to ``epochs`` in total (None: the
-        run's own total); otherwise an error saying why."""
+        run's own total) and its latest checkpoint passes ``check``; otherwise an error
+        saying why."""
+        self.check(run_id)
         point = self.resume_point(run_id)
         if point is None:
             raise CheckpointError(self.snapshot_dir(run_id) / META_FILE,
@@ -377,6 +397,29 @@ class CheckpointStore:
         folder = self.snapshot_dir(run_id, which)
         return settings_from_meta(read_meta(folder), folder / META_FILE)
 
+    def check(self, run_id: str, which: str = "latest", *, verify: bool = False) -> dict:
+        """The meta.json of a run's ``which`` checkpoint once it passes ``check_snapshot``
+        (``verify``: every byte read too); otherwise the ``CheckpointError`` naming the file
+        and what is wrong with it."""
+        return self._current(run_id, which,
+                             lambda folder: check_snapshot(folder, verify=verify))
+
+    def problem(self, run_id: str, *, verify: bool = False) -> str | None:
+        """Why run ``run_id``'s latest checkpoint, or its best, fails ``check``; None if both
+        pass. The one judgement of "damaged" that every list of runs shows."""
+        checked: set[str] = set()
+        for which in SLOTS:
+            if which == "best" and not self.has_checkpoint(run_id, "best"):
+                continue
+            try:
+                name = self.snapshot_dir(run_id, which).name
+                if name not in checked:
+                    checked.add(name)
+                    self.check(run_id, which, verify=verify)
+            except CheckpointError as exc:
+                return str(exc) + (" (its best checkpoint)" if which == "best" else "")
+        return None
+
     def _candidates(self, first: str | None) -> list[str]:
         ids = list(reversed(self.run_ids()))
         if first is not None and first in ids:
@@ -391,18 +434,34 @@ class CheckpointStore:
 
         ``meta`` is the caller's JSON-able description (``config``, ``features``, ``targets``,
         ``provenance``, ``metrics``, ``step``, ``epoch`` ...); the store adds the run id, model
-        name, time, versions and file hashes. Returns the snapshot folder. A full disk is a
-        ``DiskFullError`` naming the run: the half-written snapshot is removed and the
+        name, time, versions and file hashes. Returns the snapshot folder. A full disk, met
+        in any file (the weights, the optimizer state, meta.json, a pointer; torch's writer
+        says "unexpected pos", safetensors "os error 28"), is a ``DiskFullError`` naming the
+        run and the checkpoint that is intact: the half-written snapshot is removed and the
         pointers still name the previous one.
         """
         run = self.run_dir(run_id)
         try:
             return self._save(run, run_id, model, optimizer, scheduler, meta, is_best)
-        except (OSError, DiskFullError) as exc:
-            if isinstance(exc, DiskFullError) or is_disk_full(exc):
-                raise DiskFullError(run, "the previous checkpoint is intact, this save was "
-                                         "discarded") from exc
-            raise
+        except Exception as exc:
+            if isinstance(exc, DiskFullError) and exc.where == run:  # said already
+                raise
+            if not is_disk_full(exc, run):
+                raise
+            raise DiskFullError(run, self._kept_after_full_disk(run, meta or {})) from exc
+
+    def _kept_after_full_disk(self, run: Path, meta: dict) -> str:
+        """What a save that met a full disk leaves: the previous checkpoint, as it was."""
+        this = _checkpoint_words(meta)
+        try:
+            name = self._pointer(run, "latest", missing_ok=True)
+            before = None if name is None else read_meta(run / SNAPSHOTS / name)
+        except CheckpointError:
+            return f"the previous checkpoint is as it was; this save ({this}) was discarded"
+        if before is None:
+            return f"the run has no earlier checkpoint; this save ({this}) was discarded"
+        return (f"the previous checkpoint is intact ({_checkpoint_words(before)}); this save "
+                f"({this}) was discarded")
 
     def _save(self, run: Path, run_id: str, model, optimizer, scheduler, meta: dict | None,
               is_best: bool) -> Path:
@@ -455,9 +514,18 @@ class CheckpointStore:
         fsync_dir(snapshots)
         fsync_dir(run)
         pointer = json.dumps({"format": FORMAT, "snapshot": name, "step": step}).encode()
-        atomic_write_bytes(run / "latest.json", pointer)
+        try:
+            atomic_write_bytes(run / "latest.json", pointer)
+        except DiskFullError:  # the pointer was left as it was: nothing names the snapshot
+            _remove(final)  # its space goes back at once
+            raise
         if is_best:
-            atomic_write_bytes(run / "best.json", pointer)
+            try:
+                atomic_write_bytes(run / "best.json", pointer)
+            except DiskFullError as exc:
+                raise DiskFullError(run, f"this checkpoint ({_checkpoint_words(meta)}) is "
+                                         f"saved as the latest, the best one is intact",
+                                    doing=f"cannot mark the best checkpoint of {run}") from exc
         self._collect_garbage(run)
         return final
 
@@ -523,8 +591,9 @@ class CheckpointStore:
                              lambda folder: load_snapshot(folder, map_location=map_location))
 
     # list, delete, clear
-    def list_runs(self) -> list[RunInfo]:
-        """Every run of this model, oldest first, described from its ``latest`` meta."""
+    def list_runs(self, *, check: bool = False, verify: bool = False) -> list[RunInfo]:
+        """Every run of this model, oldest first, described from its ``latest`` meta;
+        ``check`` (or ``verify``): a run that fails ``problem`` has it as its ``error``."""
         out = []
         for run_id in self.run_ids():
             run = self.folder / run_id
@@ -533,6 +602,8 @@ class CheckpointStore:
                 meta = self._current(run_id, "latest", read_meta)
             except CheckpointError as exc:
                 error = str(exc)
+            if error is None and (check or verify):
+                error = self.problem(run_id, verify=verify)
             out.append(RunInfo(
                 run_id=run_id, model=self.model, path=run,
                 created=_created_from_run_id(run_id),
@@ -598,6 +669,9 @@ def read_meta(folder: Path) -> dict:
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if not folder.is_dir():
+            raise CheckpointError(folder, "no such snapshot (its pointer names a missing "
+                                          "folder)") from None
         raise CheckpointError(path, "missing") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise CheckpointError(path, f"not valid JSON: {exc}") from None
@@ -651,6 +725,24 @@ def _meta_problem(meta: dict) -> str | None:
             return f"{name} must be text, got {meta[name]!r}"
     if meta.get("series") is not None and not isinstance(meta["series"], dict):
         return f"series must be an object or null, got {meta['series']!r}"
+    return _metrics_problem(meta.get("metrics"))
+
+
+def _loss(value) -> bool:
+    return value is None or (type(value) in (int, float) and math.isfinite(value))
+
+
+def _metrics_problem(metrics) -> str | None:
+    """What is wrong with the losses ``metrics`` records (every list of runs shows them, and
+    a resume compares with the best), or None."""
+    if not isinstance(metrics, dict):
+        return None  # absent, or named with the other sections
+    if not _loss(metrics.get("best_val_loss")):
+        return f"metrics.best_val_loss must be a number or null, got " \
+               f"{metrics['best_val_loss']!r}"
+    for split, values in metrics.items():
+        if isinstance(values, dict) and not _loss(values.get("loss")):
+            return f"metrics.{split}.loss must be a number or null, got {values['loss']!r}"
     return None
 
 
@@ -660,13 +752,18 @@ RunSettings = tuple[TradingTransformerConfig, FeatureSpec, TargetSpec]
 def settings_from_meta(meta: dict, path: Path) -> RunSettings:
     """Model config, feature and target settings a snapshot's meta.json (``path``) records,
     checked to fit together and this Workstation; no torch."""
+    for section, cls in (("config", TradingTransformerConfig), ("features", FeatureSpec),
+                         ("targets", TargetSpec)):
+        problem = _types_problem(cls, meta.get(section), section)
+        if problem:
+            raise CheckpointError(path, f"incompatible settings: {problem}")
     try:
         settings = (TradingTransformerConfig.from_dict(meta["config"]),
                     FeatureSpec.from_dict(meta["features"]), TargetSpec.from_dict(meta["targets"]))
     except KeyError as exc:
         raise CheckpointError(path, f"has no {exc.args[0]!r} settings") from None
-    except (WorkstationError, TypeError) as exc:
-        raise CheckpointError(path, f"incompatible settings: {exc}") from None
+    except (WorkstationError, TypeError, ValueError, OverflowError) as exc:
+        raise CheckpointError(path, f"incompatible settings: {exc}"[:300]) from None
     if settings[0].n_features != settings[1].n_features:
         raise CheckpointError(path, f"incompatible settings: the model takes "
                                     f"{settings[0].n_features} features, this Workstation "
@@ -674,7 +771,42 @@ def settings_from_meta(meta: dict, path: Path) -> RunSettings:
     return settings
 
 
-def _verify(folder: Path, meta: dict, name: str) -> Path:
+_KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text",
+          "tuple[str, ...]": "a list of texts"}
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return type(value) is int
+    if kind == "float":
+        return type(value) is int or (type(value) is float and math.isfinite(value))
+    if kind == "str":
+        return isinstance(value, str)
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _types_problem(cls: type, section: Any, name: str) -> str | None:
+    """Which value of a settings section (``name`` in meta.json) is not of its field's type
+    (a number as text, a list for a flag ...), or None; unknown and missing keys are left to
+    ``from_dict``."""
+    if not isinstance(section, dict):
+        return None
+    for f in fields(cls):
+        kind = str(f.type)
+        optional = kind.endswith(" | None")
+        kind = kind.removesuffix(" | None")
+        if f.name not in section or kind not in _KINDS:
+            continue
+        value = section[f.name]
+        if not ((value is None and optional) or _fits(kind, value)):
+            return f"{name}.{f.name} must be {_KINDS[kind]}, got {value!r}"[:300]
+    return None
+
+
+def _sized(folder: Path, meta: dict, name: str) -> Path:
+    """``folder / name``, there and of the size meta.json records."""
     path = folder / name
     expected = meta["files"].get(name) if isinstance(meta["files"], dict) else None
     if not isinstance(expected, dict):
@@ -686,7 +818,16 @@ def _verify(folder: Path, meta: dict, name: str) -> Path:
     if size != expected.get("bytes"):
         raise CheckpointError(path, f"truncated or altered: {size} bytes, meta.json says "
                                     f"{expected.get('bytes')}")
-    if _sha256(path) != expected.get("sha256"):
+    return path
+
+
+def _verify(folder: Path, meta: dict, name: str) -> Path:
+    path = _sized(folder, meta, name)
+    try:
+        digest = _sha256(path)
+    except OSError as exc:
+        raise CheckpointError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if digest != meta["files"][name].get("sha256"):
         raise CheckpointError(path, "corrupt: SHA-256 differs from meta.json")
     return path
 
@@ -720,6 +861,69 @@ def load_snapshot(folder: str | os.PathLike, *, map_location="cpu") -> LoadedChe
                             rng_state=state.get("rng"))
 
 
+# -- checking one snapshot ---------------------------------------------------------------------
+def check_snapshot(folder: str | os.PathLike, *, verify: bool = False) -> dict:
+    """Check one snapshot folder and return its meta.json; a failure is a
+    ``CheckpointError`` naming the file and what is wrong.
+
+    Without ``verify`` no tensor data is read and torch is not loaded, so a list of many
+    runs stays fast: meta.json's fields and settings (model, training, feature and target
+    settings sane), each file's size against meta.json, the safetensors header
+    (``safetensors_header``) and its tensors' names and shapes against the model the settings
+    build (``model_shapes``), and the training state's zip directory. ``verify`` also reads
+    every byte as ``load_snapshot`` does: each file's SHA-256 against meta.json, every tensor
+    (finite) and the training state."""
+    folder = Path(folder)
+    meta = read_meta(folder)
+    config = settings_from_meta(meta, folder / META_FILE)[0]
+    if "train_config" in meta:
+        problem = _types_problem(TrainConfig, meta["train_config"], "train_config")
+        if problem is None:
+            try:
+                TrainConfig.from_dict(meta["train_config"])
+            except (WorkstationError, TypeError, ValueError, OverflowError) as exc:
+                problem = str(exc)
+        if problem:
+            raise CheckpointError(folder / META_FILE,
+                                  f"incompatible training settings: {problem}"[:300])
+    weights, state = _sized(folder, meta, WEIGHTS_FILE), _sized(folder, meta, STATE_FILE)
+    try:
+        header = read_header(weights)
+    except HeaderError as exc:
+        raise CheckpointError(weights, f"not a safetensors file: {exc}") from None
+    except OSError as exc:
+        raise CheckpointError(weights, f"cannot be read: {exc.strerror or exc}") from None
+    if config.n_layers > len(header):  # every layer has tensors: not worth listing them
+        problems = [f"{config.n_layers} layers, the file holds {len(header)} tensors"]
+    else:
+        problems = shape_problems(weight_shapes(config),
+                                  {name: entry.shape for name, entry in header.items()})
+    if problems:
+        raise CheckpointError(weights, "does not fit the model settings in meta.json: "
+                                       + ", ".join(problems))
+    _check_state_archive(state)
+    if verify:
+        load_snapshot(folder)
+    return meta
+
+
+def _check_state_archive(path: Path) -> None:
+    """The training state is a torch zip archive whose members lie inside the file (only
+    its central directory is read)."""
+    try:
+        size = path.stat().st_size
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise CheckpointError(path, f"not a torch training state: {exc}") from None
+    if not any(m.filename.endswith("/data.pkl") for m in members):
+        raise CheckpointError(path, "not a torch training state: the archive has no data.pkl")
+    for m in members:
+        if m.header_offset + m.compress_size > size:
+            raise CheckpointError(path, f"not a torch training state: member {m.filename} "
+                                        f"reaches past the end of the file")
+
+
 # -- fitting a checkpoint to a model -----------------------------------------------------------
 def config_differences(saved: dict, current: dict,
                        ignore: Iterable[str] = RUNTIME_CONFIG_FIELDS) -> list[str]:
@@ -736,12 +940,18 @@ def _some(items: list[str], sep: str, n: int = 3) -> str:
 
 def weight_problems(model: torch.nn.Module, weights: dict[str, torch.Tensor]) -> list[str]:
     """Why ``weights`` cannot be loaded into ``model`` (missing, unknown, mis-shaped tensors)."""
-    expected = model.state_dict()
-    missing = sorted(set(expected) - set(weights))
-    unexpected = sorted(set(weights) - set(expected))
-    shapes = [f"{k} {tuple(weights[k].shape)} vs {tuple(expected[k].shape)}"
-              for k in sorted(set(expected) & set(weights))
-              if weights[k].shape != expected[k].shape]
+    return shape_problems({k: tuple(v.shape) for k, v in model.state_dict().items()},
+                          {k: tuple(v.shape) for k, v in weights.items()})
+
+
+def shape_problems(expected: dict[str, tuple[int, ...]], saved: dict[str, tuple[int, ...]]
+                   ) -> list[str]:
+    """Why tensors of the names and shapes ``saved`` do not fit a model of the names and
+    shapes ``expected`` (missing, unknown, mis-shaped tensors)."""
+    missing = sorted(set(expected) - set(saved))
+    unexpected = sorted(set(saved) - set(expected))
+    shapes = [f"{k} {saved[k]} vs {expected[k]}" for k in sorted(set(expected) & set(saved))
+              if saved[k] != expected[k]]
     problems = []
     if missing:
         problems.append(f"missing {len(missing)} tensors ({_some(missing, ', ')})")

@@ -2,7 +2,8 @@
 command line can build and check them (and reject a bad one) before torch is loaded.
 
 ``TradingTransformerConfig`` and its ``PRESETS`` (tiny, small, base, large), ``TrainConfig``,
-and ``CPU_THREADS``, the intra-op thread count training uses on the CPU.
+``EvaluationConfig`` (walk-forward seeds, embargo cap, primary head) and ``CPU_THREADS``,
+the intra-op thread count training uses on the CPU.
 """
 
 from __future__ import annotations
@@ -141,3 +142,28 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: dict) -> TrainConfig:
         return settings_from_dict(cls, data, "training settings")
+
+
+DEFAULT_SEEDS = 3            # models trained per walk-forward fold (seed, seed + 1, ...)
+DEFAULT_MAX_EMBARGO = 2_000  # candles: the longest mark the embargo follows
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """Settings of a walk-forward evaluation beyond the training's: ``seeds`` models per fold,
+    the cap ``max_embargo`` (candles) on how far a mark may push the embargo, and the
+    ``primary`` head whose verdict is not adjusted for multiplicity (None: position when
+    there are marks, else candle)."""
+
+    seeds: int = DEFAULT_SEEDS
+    max_embargo: int = DEFAULT_MAX_EMBARGO
+    primary: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.seeds < 1:
+            raise WorkstationError(f"--seeds must be at least 1, got {self.seeds}")
+        if self.max_embargo < 0:
+            raise WorkstationError(f"--max-embargo must be at least 0, got {self.max_embargo}")
+        if self.primary is not None and self.primary not in CLASSES:
+            raise WorkstationError(f"--primary must be one of {', '.join(CLASSES)}, got "
+                                   f"{self.primary!r}")

@@ -4,16 +4,27 @@ The series is cut into ``folds + 1`` blocks of equal time (``folds``). Fold ``k`
 everything before block ``k + 1`` (an expanding window) and is tested on block ``k + 1``:
 
 - between the training span and the test span lies an embargo of ``seq_len`` + the longest
-  target horizon candles, so no training window or training target reaches into the test
-  span (a purge of the training targets that would look into it);
+  look-ahead of any target: the market heads' horizon, or the longest mark of the trader's
+  heads (``hindsight.label_reach``; capped at ``EvaluationConfig.max_embargo``), so no
+  training window or training target reaches into the test span (a purge of the training
+  targets that would look into it);
 - inside the training span the trainer keeps its own validation slice (the end of the span,
   after a gap of the same size) and the epoch with the lowest validation loss is the one
   tested: model and epoch are chosen on validation, never on the test span;
-- the baselines (``baselines``) are fitted on the whole training span;
-- each head is scored on the test span beside them (``scoring``): accuracy, each baseline,
-  the margin over the best one with a 95 % day-block bootstrap interval, and the verdict.
+- the baselines (``baselines``) are fitted on the whole training span, the lagged ones (up
+  to ``seq_len`` lags) after choosing their lag count on the span's own validation slice;
+- each fold trains ``EvaluationConfig.seeds`` models (seeds ``seed``, ``seed + 1``, ...);
+  each head is scored on the test span beside the baselines (``scoring``): accuracy and
+  margin over the best baseline as means over the seeds, a 95 % interval from a stationary
+  bootstrap of the days (block length from the data) that also draws one seed per resample,
+  and the verdict. The backtest (``on_test_predictions``) trades the first seed's model.
 
-The summary pools the test spans of every fold (bootstrapping their days together).
+The summary pools the test spans of every fold (bootstrapping their days together). One
+verdict is the run's primary one, unadjusted: the pooled verdict of ``primary`` (default
+position when the trader's marks label any candle, else candle). Every other verdict (the other
+heads pooled, every head per fold) is adjusted together with Holm's step-down method on the
+bootstrap p-values (``scoring.holm_adjusted``). ``EvaluationFinished.labels`` says how far the
+trader's labels read ahead and whether they look like hindsight (``hindsight``).
 ``evaluate`` reports ``FoldScored`` per fold and ``EvaluationFinished`` at the end through
 ``on_event``, with the trainer's own events of each fold in between.
 """
@@ -23,17 +34,21 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
 from .baselines import fit_baselines
-from .config import TradingTransformerConfig, TrainConfig
+from .config import EvaluationConfig, TradingTransformerConfig, TrainConfig
 from .dataset import TrainingData
 from .events import EvaluationFinished, FoldScored, HeadScore
 from .folds import Fold, run_fold, walk_forward_folds
+from .hindsight import label_reach, marks_longer
 from .parallel_folds import tested_in_parallel
-from .scoring import day_blocks, score_head
+from .scoring import MarginBootstrap, day_blocks, holm_adjusted, scored_head
 from .targets import CLASS_HEADS, MASKED
+
+_Scored = tuple[HeadScore, MarginBootstrap | None]
 
 
 def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
@@ -41,51 +56,88 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
              provenance: str, on_event: Callable[[object], None],
              stop: threading.Event | None = None,
              on_test_predictions: Callable[[Fold, np.ndarray, np.ndarray], None] | None = None,
-             workers: int = 1) -> EvaluationFinished:
+             workers: int = 1, settings: EvaluationConfig | None = None
+             ) -> EvaluationFinished:
     """Train and test every fold (see the module docstring); imports torch.
     ``on_test_predictions(fold, classes, confidence)`` receives each fold's predictions on
     its test span (``[C, test candles]`` per class head, ``CLASS_HEADS`` order): what a
     backtest of the walk-forward needs. ``workers`` > 1 trains the folds in that many
-    processes at once (``parallel_folds``); the results are the same, fold by fold."""
+    processes at once (``parallel_folds``); the results are the same, fold by fold.
+    ``settings``: seeds per fold, embargo cap and primary head (default ``EvaluationConfig()``)."""
     stop = stop or threading.Event()
-    plan = walk_forward_folds(len(data), folds, model_config.seq_len, data.target_spec.horizon)
+    settings = settings or EvaluationConfig()
+    labels = label_reach(data.targets)
+    plan = walk_forward_folds(len(data), folds, model_config.seq_len, data.target_spec.horizon,
+                              longest_mark=max((r.longest for r in labels), default=0),
+                              over_cap=marks_longer(data.targets, settings.max_embargo),
+                              max_embargo=settings.max_embargo)
+    configs = [replace(train_config, seed=train_config.seed + s) for s in range(settings.seeds)]
+    jobs = [(fold, config) for fold in plan for config in configs]
     started = time.monotonic()
     if workers > 1:
-        tested = tested_in_parallel(data, model_config, train_config, plan, device=device,
+        tested = tested_in_parallel(data, model_config, jobs, folds=len(plan), device=device,
                                     provenance=provenance, on_event=on_event, stop=stop,
                                     workers=workers)
     else:
-        tested = (run_fold(data, model_config, train_config, fold, len(plan), device=device,
-                            provenance=provenance, on_event=on_event, stop=stop)
-                  for fold in plan)
+        tested = (run_fold(data, model_config, config, fold, len(plan), device=device,
+                           provenance=provenance, on_event=on_event, stop=stop)
+                  for fold, config in jobs)
+    results = iter(tested)
     pooled: dict[str, list] = {head: [] for head in CLASS_HEADS}
-    for fold, (predicted, confidence, epoch) in zip(plan, tested, strict=True):
+    per_fold: list[dict[str, _Scored]] = []
+    for fold in plan:
+        runs = [next(results) for _ in configs]
+        predicted = np.stack([classes for classes, _, _ in runs])  # [seeds, heads, candles]
         if on_test_predictions is not None:
-            on_test_predictions(fold, predicted, confidence)
-        fitted = fit_baselines(data, fold.train)
+            on_test_predictions(fold, runs[0][0], runs[0][1])
+        fitted = fit_baselines(data, fold.train, max_lags=model_config.seq_len,
+                               gap=fold.embargo)
         days = day_blocks(data.ts[slice(*fold.test)])
-        heads = {}
+        scored = {}
         for h, head in enumerate(CLASS_HEADS):
             truth = data.targets.classes(head)[slice(*fold.test)]
             baselines = fitted.predict(head, *fold.test)
-            heads[head] = score_head(head, truth, predicted[h], baselines, days,
-                                     seed=train_config.seed + fold.index)
-            pooled[head].append((truth, predicted[h], baselines, days))
-        on_event(FoldScored(fold.index, folds, fold.train, fold.test, fold.embargo, epoch,
-                            heads))
-    summary = {head: _pooled_score(head, parts, train_config.seed)
-               for head, parts in pooled.items()}
-    finished = EvaluationFinished(folds, summary, time.monotonic() - started)
+            scored[head] = scored_head(head, truth, predicted[:, h], baselines, days,
+                                       seed=train_config.seed + fold.index)
+            pooled[head].append((truth, predicted[:, h], baselines, days))
+        per_fold.append(scored)
+        epochs = tuple(epoch for _, _, epoch in runs)
+        on_event(FoldScored(fold.index, folds, fold.train, fold.test, fold.embargo, epochs[0],
+                            {head: score for head, (score, _) in scored.items()},
+                            fold.words, epochs, fitted.lags))
+    primary = settings.primary or (
+        "position" if (data.targets.position != MASKED).any() else "candle")
+    summary, fold_heads = _adjusted(
+        {head: _pooled_score(head, parts, train_config.seed) for head, parts in pooled.items()},
+        per_fold, primary)
+    finished = EvaluationFinished(folds, summary, time.monotonic() - started, primary,
+                                  fold_heads, labels)
     on_event(finished)
     return finished
 
 
-def _pooled_score(head: str, parts: list, seed: int) -> HeadScore:
+def _adjusted(summary: dict[str, _Scored], per_fold: list[dict[str, _Scored]], primary: str
+              ) -> tuple[dict[str, HeadScore], tuple[dict[str, HeadScore], ...]]:
+    """The pooled and per-fold scores, the primary head's pooled one labelled "primary" and
+    every other one with a bootstrap adjusted together by Holm's method."""
+    tables = [summary, *per_fold]
+    family = {(t, head): (score, boot) for t, table in enumerate(tables)
+              for head, (score, boot) in table.items()
+              if boot is not None and (t, head) != (0, primary)}
+    adjusted = dict(zip(family, holm_adjusted(list(family.values())), strict=True))
+    out = [{head: adjusted.get((t, head), score) for head, (score, _) in table.items()}
+           for t, table in enumerate(tables)]
+    if summary[primary][1] is not None:
+        out[0][primary] = replace(out[0][primary], multiplicity="primary")
+    return out[0], tuple(out[1:])
+
+
+def _pooled_score(head: str, parts: list, seed: int) -> _Scored:
     """One score over every fold's test span (baselines missing in a fold count as wrong)."""
     names = sorted({name for _, _, baselines, _ in parts for name in baselines})
     truth = np.concatenate([t for t, _, _, _ in parts])
-    predicted = np.concatenate([p for _, p, _, _ in parts])
+    predicted = np.concatenate([p for _, p, _, _ in parts], axis=1)
     days = np.concatenate([d for _, _, _, d in parts])
     baselines = {name: np.concatenate([b.get(name, np.full(len(t), MASKED)) for t, _, b, _ in
                                        parts]) for name in names}
-    return score_head(head, truth, predicted, baselines, days, seed=seed)
+    return scored_head(head, truth, predicted, baselines, days, seed=seed)

@@ -48,13 +48,20 @@ class Transitions:
 class HeadScore:
     """One head's accuracy on ``n`` targets beside simple baselines scored on the same targets
     (``baselines``: name -> accuracy; ``majority`` always, on validation and test spans also
-    ``volatility``, ``logistic`` and, for market heads, ``persistence``). ``margin`` is the
+    ``volatility``, ``logistic`` and, for market heads, ``persistence``; on the test spans of
+    a walk-forward evaluation also ``lagged_logistic`` and ``boosted_trees``). ``margin`` is the
     accuracy minus the best baseline's, ``interval`` its 95 % day-block bootstrap interval
     and ``verdict`` (``scoring.VERDICTS``): "edge" only when that interval excludes 0 and the
     margin is at least half a point.
     ``direction_accuracy``: on candles whose truth and prediction are both up or down, how
     often they agree (market heads). ``confusion[truth][prediction]`` counts. A value without
-    data is None (shown as "—")."""
+    data is None (shown as "—").
+    In a walk-forward evaluation (``ml.scoring``): ``accuracy`` and ``margin`` are means over
+    the fold's training seeds, ``seed_margins`` each seed's margin, and ``confusion``,
+    ``direction_accuracy`` and ``transitions`` the first seed's model; ``block_days`` is the
+    bootstrap's mean block length in days (chosen from the data), ``p_value`` its one-sided
+    p-value of margin <= 0, ``adjusted_p`` Holm's, and ``multiplicity`` says which the
+    verdict used ("primary", or "adjusted (Holm, N verdicts)")."""
 
     accuracy: float | None
     n: int
@@ -66,6 +73,11 @@ class HeadScore:
     direction_accuracy: float | None = None
     confusion: tuple[tuple[int, ...], ...] | None = None
     transitions: Transitions | None = None
+    block_days: float | None = None
+    p_value: float | None = None
+    seed_margins: tuple[float, ...] | None = None
+    adjusted_p: float | None = None
+    multiplicity: str | None = None
 
     @property
     def best_baseline_accuracy(self) -> float | None:
@@ -315,7 +327,10 @@ class FoldStarted:
 class FoldScored:
     """Fold ``fold`` (0-based, of ``folds``) trained on candles ``train``, was tested on
     ``test`` after an ``embargo``, with the weights of epoch ``epoch`` (the best on its own
-    validation slice); ``heads`` scores each class head on the test span."""
+    validation slice); ``heads`` scores each class head on the test span (unadjusted: the
+    run's end adjusts them, ``EvaluationFinished.fold_heads``). ``embargo_words`` says what
+    set the embargo; ``seed_epochs``: the epoch tested of each seed's model;
+    ``baseline_lags``: per head, the lag count the lagged baselines chose on validation."""
 
     fold: int
     folds: int
@@ -324,12 +339,48 @@ class FoldScored:
     embargo: int
     epoch: int
     heads: dict[str, HeadScore]
+    embargo_words: str = ""
+    seed_epochs: tuple[int, ...] = ()
+    baseline_lags: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class EvaluationFinished:
-    """Every fold's test span pooled: one score per class head."""
+    """Every fold's test span pooled: one score per class head; ``primary`` is the head whose
+    pooled verdict is unadjusted, every other verdict (``summary`` and ``fold_heads``, each
+    fold's scores) is Holm-adjusted; ``labels``: how far the trader's labels read ahead."""
 
     folds: int
     summary: dict[str, HeadScore]
     elapsed_s: float
+    primary: str = "candle"
+    fold_heads: tuple[dict[str, HeadScore], ...] = ()
+    labels: tuple[LabelReach, ...] = ()
+
+
+@dataclass(frozen=True)
+class LabelReach:
+    """How far the labels of one trader head read ahead (``ml.hindsight``): over the
+    ``candles`` labelled by one of ``marks`` marks (runs of one label), the distance in
+    candles to the mark's end (a trade's exit, a region's last candle): ``median``, ``p95``
+    and ``longest``. For the position head also the hindsight check: of ``entries`` entries,
+    ``extremes`` are the lowest close (long) / highest (short) of the next ``window`` candles,
+    against ``chance`` for any candle of the series; ``p_value`` one-sided binomial;
+    ``hindsight``: far more often than chance."""
+
+    head: str
+    marks: int
+    candles: int
+    median: float
+    p95: float
+    longest: int
+    window: int | None = None
+    entries: int = 0
+    extremes: int = 0
+    chance: float | None = None
+    p_value: float | None = None
+    hindsight: bool = False
+
+    @property
+    def extreme_rate(self) -> float | None:
+        return self.extremes / self.entries if self.entries else None

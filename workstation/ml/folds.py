@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import WorkstationError
-from .config import TradingTransformerConfig, TrainConfig
+from .config import DEFAULT_MAX_EMBARGO, TradingTransformerConfig, TrainConfig
 from .dataset import DeviceSeries, TrainingData
 from .events import Failed, FoldStarted
 from .targets import CLASS_HEADS
@@ -33,14 +33,36 @@ class Fold:
     train: tuple[int, int]
     test: tuple[int, int]
     embargo: int
+    words: str = ""  # what set the embargo
 
 
-def walk_forward_folds(n: int, folds: int, seq_len: int, horizon: int) -> list[Fold]:
-    """The folds of an ``n``-candle series (see ``evaluation``'s docstring)."""
+def embargo_of(seq_len: int, horizon: int, longest_mark: int = 0, over_cap: int = 0,
+               max_embargo: int = DEFAULT_MAX_EMBARGO) -> tuple[int, str]:
+    """The embargo (candles) and what set it: a window plus the longest look-ahead of any
+    target, the market heads' ``horizon`` or the longest mark (``longest_mark`` candles,
+    capped at ``max_embargo``; ``over_cap`` marks are longer than the cap)."""
+    mark = min(longest_mark, max_embargo)
+    if mark <= horizon:
+        reach = f"the {horizon:,}-candle horizon"
+        if longest_mark:
+            reach += f" (the longest mark, {longest_mark:,} candles, is shorter)"
+    else:
+        reach = f"the longest mark, {mark:,} candles (capped at {max_embargo:,}"
+        longer = "1 mark is longer" if over_cap == 1 else f"{over_cap:,} marks are longer"
+        reach += f"; {longer})" if over_cap else ")"
+    embargo = seq_len + max(horizon, mark)
+    return embargo, f"{embargo:,} candles = {seq_len:,}-candle windows + {reach}"
+
+
+def walk_forward_folds(n: int, folds: int, seq_len: int, horizon: int, *,
+                       longest_mark: int = 0, over_cap: int = 0,
+                       max_embargo: int = DEFAULT_MAX_EMBARGO) -> list[Fold]:
+    """The folds of an ``n``-candle series (see ``evaluation``'s docstring); the embargo is
+    ``embargo_of``'s."""
     if folds < MIN_FOLDS:
         raise WorkstationError(f"walk-forward evaluation needs at least {MIN_FOLDS} folds, got "
                                f"{folds}")
-    embargo = seq_len + horizon
+    embargo, words = embargo_of(seq_len, horizon, longest_mark, over_cap, max_embargo)
     edges = np.linspace(0, n, folds + 2).astype(int)
     out = []
     for k in range(folds):
@@ -51,7 +73,7 @@ def walk_forward_folds(n: int, folds: int, seq_len: int, horizon: int) -> list[F
                 f"{n} candles are too few for {folds} folds with windows of {seq_len}: each "
                 f"fold needs a training span of at least {3 * seq_len + 2 * embargo} candles "
                 f"and a test span of {seq_len}; use fewer folds or more candles")
-        out.append(Fold(k, (0, train_stop), test, embargo))
+        out.append(Fold(k, (0, train_stop), test, embargo, words))
     return out
 
 
@@ -64,8 +86,9 @@ def run_fold(data: TrainingData, model_config: TradingTransformerConfig,
               train_config: TrainConfig, fold: Fold, folds: int, *, device: str,
               provenance: str, on_event: Callable[[object], None], stop
               ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Train fold ``fold`` on its training span and predict its test span: the predicted
-    classes and their confidence (``[C, test candles]``) and the epoch tested."""
+    """Train fold ``fold`` on its training span (with ``train_config.seed``) and predict its
+    test span: the predicted classes and their confidence (``[C, test candles]``) and the
+    epoch tested."""
     import torch
 
     from .checkpoints import CheckpointStore, apply_weights
@@ -78,7 +101,8 @@ def run_fold(data: TrainingData, model_config: TradingTransformerConfig,
         store = CheckpointStore(tmp)
         trainer = Trainer(model_config, train_config, _subset(data, *fold.train), device_,
                           on_event=on_event, stop=stop, checkpoints=store,
-                          provenance=f"{provenance} (fold {fold.index + 1}/{folds})")
+                          provenance=f"{provenance} (fold {fold.index + 1}/{folds}, seed "
+                                     f"{train_config.seed})")
         on_event(FoldStarted(fold.index, folds, trainer.run_id))
         final = trainer.run()
         if isinstance(final, Failed):

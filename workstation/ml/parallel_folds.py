@@ -1,7 +1,8 @@
 """Walk-forward folds trained in separate processes at once (``evaluate --workers N``).
 
 Each worker is a fresh (spawned) Python process that receives the evaluation's data once and
-trains the folds it is given with ``folds.run_fold``, exactly as the sequential
+trains the folds (each seed of a fold a job of its own) it is given with ``folds.run_fold``,
+exactly as the sequential
 evaluation does (same settings, seed and CPU threads per fold), so each fold's predictions,
 and so every score, are the same. The trainers' events come back through a queue and reach
 ``on_event`` in the calling thread; a fold's result is handed on in fold order. ``stop``
@@ -20,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 
 from .config import TradingTransformerConfig, TrainConfig
 from .dataset import TrainingData
-from .folds import run_fold
+from .folds import Fold, run_fold
 
 _POLL_S = 0.1
 _worker: dict = {}  # in a worker process: the data, the event queue and the stop event
@@ -39,20 +40,20 @@ def _fold_in_worker(model_config, train_config, fold, folds: int, device: str,
 
 
 def tested_in_parallel(data: TrainingData, model_config: TradingTransformerConfig,
-                       train_config: TrainConfig, plan: list, *, device: str, provenance: str,
-                       on_event: Callable[[object], None], stop: threading.Event,
-                       workers: int) -> Iterator[tuple]:
-    """Each fold's ``run_fold`` result, in fold order, the folds trained by ``workers``
-    processes at once (see the module docstring)."""
+                       jobs: list[tuple[Fold, TrainConfig]], *, folds: int, device: str,
+                       provenance: str, on_event: Callable[[object], None],
+                       stop: threading.Event, workers: int) -> Iterator[tuple]:
+    """The ``run_fold`` result of each (fold, training settings: a seed) of ``jobs``, in that
+    order, trained by ``workers`` processes at once (see the module docstring)."""
     context = multiprocessing.get_context("spawn")
     events = context.Queue()
     shared_stop = context.Event()
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(plan)), mp_context=context,
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
                                initializer=_start_worker, initargs=(data, events, shared_stop))
     try:
         futures: list[Future] = [
-            pool.submit(_fold_in_worker, model_config, train_config, fold, len(plan), device,
-                        provenance) for fold in plan]
+            pool.submit(_fold_in_worker, model_config, train_config, fold, folds, device,
+                        provenance) for fold, train_config in jobs]
         for future in futures:
             while not future.done():
                 if stop.is_set():

@@ -398,7 +398,8 @@ class Trainer:
         if history is not None:
             try:
                 history.close()
-            except OSError as exc:  # the final event is reported already; say it, loudly
+            except (OSError, WorkstationError) as exc:  # a full disk, say: the final event
+                # is reported already; say it, loudly
                 log.error("run %s: its history %s could not be closed: %s", self.run_id,
                           history.path, exc)
 

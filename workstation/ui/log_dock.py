@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..logs import FORMAT
+from ..redact import RedactingFilter
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 _KEEP = 5000
@@ -30,12 +31,14 @@ class _Bridge(QObject):
 
 
 class QtLogHandler(logging.Handler):
-    """A logging handler that forwards formatted records through a Qt signal."""
+    """A logging handler that forwards formatted records, every secret masked, through a Qt
+    signal."""
 
     def __init__(self):
         super().__init__(logging.DEBUG)
         self.bridge = _Bridge()
         self.setFormatter(logging.Formatter(FORMAT))
+        self.addFilter(RedactingFilter())
 
     def emit(self, record: logging.LogRecord) -> None:
         try:

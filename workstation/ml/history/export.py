@@ -6,12 +6,14 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterable
+import struct
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ...atomic import atomic_writer, fsync_dir
+from ...atomic import atomic_write_bytes, atomic_writer, fsync_dir
 from ...errors import WorkstationError
+from ...storage import DiskFullError
 from .reader import History
 
 
@@ -124,14 +126,18 @@ TENSORBOARD_SUFFIX = ".workstation"
 
 def export_tensorboard(history: History, folder: str | os.PathLike) -> Path:
     """TensorBoard event files of ``history`` in ``folder/<run id>/``: every ``scalars`` tag
-    at its record's step, with the recorded UTC time as the event's wall time. A previous
-    export of the run there is replaced (only files this function names); returns the file.
-    Imports tensorboardX (and with it torch)."""
-    import secrets
-    import shutil
+    at its record's step, with the recorded UTC time as the event's wall time. The file is
+    made in memory and written atomically, then a previous export of the run there is
+    removed (only files this function names): a full disk is a ``DiskFullError`` that leaves
+    the previous export as it was. Returns the file. Imports tensorboardX (and with it
+    torch)."""
+    import socket
+    import time
 
     try:
-        from tensorboardX import SummaryWriter
+        from tensorboardX.proto import event_pb2
+        from tensorboardX.record_writer import masked_crc32c
+        from tensorboardX.summary import scalar
     except ImportError as exc:
         raise WorkstationError(f"TensorBoard export needs tensorboardX (pip install "
                                f"'tensorboardX>=2.6'): {exc}") from None
@@ -139,29 +145,33 @@ def export_tensorboard(history: History, folder: str | os.PathLike) -> Path:
     run = history.run_id or history.path.parent.name
     target = Path(folder) / run
     target.mkdir(parents=True, exist_ok=True)
-    tmp = target / f".export-{secrets.token_hex(4)}"
+    now = time.time()
+    events = [event_pb2.Event(wall_time=now, file_version="brain.Event:2")]
+    for record in _ordered(history):
+        walltime = record["utc_ms"] / 1000 if isinstance(record.get("utc_ms"), int) else now
+        for tag, value in scalars(record).items():
+            events.append(event_pb2.Event(wall_time=walltime, step=int(record["step"]),
+                                          summary=scalar(tag, value)))
+    final = target / (f"events.out.tfevents.{int(now)}.{socket.gethostname()}"
+                      f"{TENSORBOARD_SUFFIX}")
+    old = [p for p in _exports(target) if p.name != final.name]
     try:
-        writer = SummaryWriter(logdir=str(tmp), filename_suffix=TENSORBOARD_SUFFIX,
-                               flush_secs=3600, max_queue=1 << 30)
-        try:
-            for record in _ordered(history):
-                walltime = record["utc_ms"] / 1000 if isinstance(record.get("utc_ms"), int) \
-                    else None
-                for tag, value in scalars(record).items():
-                    writer.add_scalar(tag, value, global_step=record["step"], walltime=walltime)
-        finally:
-            writer.close()
-        (written,) = list(tmp.iterdir())
-        with open(written, "rb+") as fh:
-            os.fsync(fh.fileno())
-        for old in _exports(target):
-            old.unlink()
-        final = target / written.name
-        os.replace(written, final)
-        fsync_dir(target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        atomic_write_bytes(final, b"".join(_record(e.SerializeToString(), masked_crc32c)
+                                           for e in events))
+    except DiskFullError as exc:
+        raise DiskFullError(target, "an earlier export there is as it was",
+                            doing=f"cannot write TensorBoard files to {target}") from exc
+    for path in old:
+        path.unlink()
+    fsync_dir(target)
     return final
+
+
+def _record(data: bytes, masked_crc32c: Callable[[bytes], int]) -> bytes:
+    """One TFRecord: the length (u64), its masked CRC-32C (u32), the data, the data's."""
+    header = struct.pack("<Q", len(data))
+    return (header + struct.pack("<I", masked_crc32c(header)) + data
+            + struct.pack("<I", masked_crc32c(data)))
 
 
 def _exports(folder: Path) -> Iterable[Path]:

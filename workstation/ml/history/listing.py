@@ -1,6 +1,6 @@
 """Every run of a checkpoint store as ``runs list`` and the run list show it
 (``RunSummary``, ``summarize``, ``list_runs``): newest first; a run whose history cannot be
-read shows why instead."""
+read shows why instead, and a run whose checkpoint fails the store's check says so."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from .reader import read_history
 @dataclass(frozen=True)
 class RunSummary:
     """One run as ``runs list`` shows it. ``problem`` says why its history could not be read
-    (or that it has none); the other fields are then what its checkpoint says, if anything."""
+    (or that it has none); the other fields are then what its checkpoint says, if anything.
+    ``damaged`` says why its checkpoint fails ``CheckpointStore.problem`` (None: it passes, or
+    the run has no checkpoint yet)."""
 
     run_id: str
     model: str
@@ -28,6 +30,7 @@ class RunSummary:
     verdict_source: str | None
     state: str
     problem: str | None = None
+    damaged: str | None = None
 
     @property
     def verdict(self) -> str | None:
@@ -73,8 +76,9 @@ def _started_of(run_id: str) -> int | None:
 
 def summarize(store, run_id: str) -> RunSummary:
     """One run of ``store`` (a ``CheckpointStore``) as a ``RunSummary``; never raises for a
-    damaged or missing history (``problem`` says what is wrong)."""
+    damaged or missing history (``problem`` says what is wrong) or checkpoint (``damaged``)."""
     run_dir = store.run_dir(run_id)
+    damaged = store.problem(run_id) if store.has_checkpoint(run_id) else None
     try:
         h = read_history(run_dir)
     except HistoryError as exc:
@@ -85,12 +89,14 @@ def summarize(store, run_id: str) -> RunSummary:
                           provenance=known.get("provenance"), preset=known.get("preset"),
                           steps=known.get("steps"), epochs=known.get("epochs"),
                           best_val_loss=known.get("best_val_loss"), verdicts={},
-                          verdict_source=None, state="unknown", problem=problem)
+                          verdict_source=None, state="unknown", problem=problem,
+                          damaged=damaged)
     return RunSummary(run_id=run_id, model=store.model,
                       started=h.started if h.started is not None else _started_of(run_id),
                       provenance=h.provenance, preset=h.preset, steps=h.steps,
                       epochs=len(h.epochs), best_val_loss=h.best_val_loss,
-                      verdicts=h.verdicts, verdict_source=h.verdict_source, state=h.state)
+                      verdicts=h.verdicts, verdict_source=h.verdict_source, state=h.state,
+                      damaged=damaged)
 
 
 def list_runs(store) -> list[RunSummary]:

@@ -5,18 +5,21 @@ Each record goes to the operating system as one ``write`` when it happens, so a 
 epoch and at the end, so a machine crash loses at most about the last second. A run that
 trains no step leaves no file (and so no run folder), as it leaves no checkpoint. A resumed
 run appends to the same file; a line torn by a kill mid-write is cut off first. The records
-are those of ``format``.
+are those of ``format``. A full disk is a ``DiskFullError`` naming the file; a record it tore
+is cut off at once, so the history still ends on a whole record.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ...atomic import fsync_dir
+from ...storage import DiskFullError, is_disk_full
 from .format import HistoryError, history_path, parse_line, record_of
 
 SYNC_EVERY_S = 1.0
@@ -83,12 +86,22 @@ class RunHistory:
             if kind == "end":
                 self._pending.clear()  # the run trained no step: no history
                 return
-        if self._fd is None:
-            self._open()
-        self._write(line)
+        with self._disk_full_said("the history recorded before is intact"):
+            if self._fd is None:
+                self._open()
+            self._write(line)
         if kind in ("epoch", "end", "evaluation") or \
                 time.monotonic() - self._last_sync >= SYNC_EVERY_S:
             self.flush()
+
+    @contextlib.contextmanager
+    def _disk_full_said(self, kept: str) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:
+            if is_disk_full(exc, self.path):
+                raise DiskFullError(self.path, kept) from exc
+            raise
 
     def _open(self) -> None:
         created = not self.path.exists()
@@ -110,15 +123,22 @@ class RunHistory:
 
     def _write(self, data: bytes) -> None:
         assert self._fd is not None
+        whole = os.fstat(self._fd).st_size
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view):]
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, whole)  # no torn record before the next one
+            raise
         self._unsynced = True
 
     def flush(self) -> None:
         """Make every appended record durable (fsync)."""
         if self._fd is not None and self._unsynced:
-            os.fsync(self._fd)
+            with self._disk_full_said("what it recorded before its last sync is intact"):
+                os.fsync(self._fd)
             self._unsynced = False
         self._last_sync = time.monotonic()
 

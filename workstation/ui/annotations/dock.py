@@ -57,6 +57,7 @@ from ...annotations.editing import AnnotationTools, ToolRefused, step_annotation
 from ...annotations.model import Annotation, AnnotationError, Direction, RegionLabel, Trade
 from ...annotations.overlap import overlapping_pairs
 from ...annotations.store import AnnotationStore
+from ...annotations.without_candles import no_candles_note
 from ...market.series import MarketKey, SeriesKey
 from ...paths import AppPaths
 from ...timeparse import format_minute
@@ -728,9 +729,10 @@ class AnnotationLayer(QObject):
             self._file_error("Import failed", f"Nothing was imported from {path.name}.",
                              str(exc))
             return
+        note = no_candles_note(found, self.paths.candle_cache)
         self._say(f"Imported {path.name}: {len(found)} read, {merged.added} added, "
                   f"{merged.updated} updated, {merged.unchanged} already there, "
-                  f"{merged.kept_newer} kept (newer here)")
+                  f"{merged.kept_newer} kept (newer here)" + (f"; {note}" if note else ""))
 
     def _file_error(self, title: str, text: str, details: str) -> None:
         log.warning("%s: %s", title, details)

@@ -3,8 +3,11 @@ trades, or a saved run's predictions with a head and a confidence level), the co
 sizing and the fills, and runs it (Ctrl+Enter, or the Run button) off the GUI thread.
 
 It shows the assumptions in words (IN-SAMPLE in red when the trader allowed a run's training
-span), the equity and drawdown of the signals beside buy & hold, the metrics table with
-backtesting.py's names, and the trades of the first signal; those trades are drawn on the
+span) with the tick and how often the next open is the close, the equity and drawdown of the
+signals beside buy & hold, the metrics table with backtesting.py's names and what each edge is
+worth (``report.WORTH_SHOWN``: the return before costs beside the mean trade in bps and ticks,
+the break-even cost and the placebo; the placebo's rank in words as its tooltip), and the
+trades of the first signal; those trades are drawn on the
 chart (entry and exit fills, a line between them coloured by the trade's result) and Enter on a
 trade shows it there. Every control is a Tab stop, and every choice a command of the keymap
 (``backtest.signals_marks`` ...: the ``Ctrl+K`` palette offers them, each brings the view
@@ -45,10 +48,14 @@ from ...backtest.report import (
     BUY_AND_HOLD,
     IN_SAMPLE,
     SHOWN,
+    WORTH_SHOWN,
     BacktestResult,
     metric_text,
+    prices_line,
     short_sample,
     summary,
+    worth_line,
+    worth_text,
 )
 from ...backtest.request import ANNOTATIONS, RUN_PREFIX, BacktestRequest, run_request
 from ...errors import WorkstationError
@@ -172,7 +179,7 @@ class BacktestView(QWidget):
         self.metrics.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.metrics.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.metrics.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        rows = self.metrics.verticalHeader()  # a row a line: the 16 rows fit a 900 px window
+        rows = self.metrics.verticalHeader()  # a row a line: the 24 rows fit a 900 px window
         rows.setMinimumSectionSize(rows.fontMetrics().lineSpacing() + 4)
         rows.setDefaultSectionSize(rows.minimumSectionSize())
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
@@ -367,7 +374,7 @@ class BacktestView(QWidget):
         candles = self._candles
         assert candles is not None  # results come from a run
         first = results[0]
-        lines = first.assumptions.lines()
+        lines = first.assumptions.lines() + [prices_line(first)]
         samples = [f"{r.name}: {r.assumptions.sample}" for r in results]
         text = "<br>".join(lines + samples)
         if any(r.assumptions.sample == IN_SAMPLE for r in results):
@@ -385,11 +392,12 @@ class BacktestView(QWidget):
         table = self.metrics
         table.clear()
         table.setColumnCount(len(results))
-        table.setRowCount(len(SHOWN) + 1)
+        table.setRowCount(1 + len(SHOWN) + len(WORTH_SHOWN))
         titles = [f"{'IN-SAMPLE · ' if r.assumptions.sample == IN_SAMPLE else ''}{r.name}"
                   for r in results]
         table.setHorizontalHeaderLabels(titles)
-        table.setVerticalHeaderLabels(["sample"] + [label for label, _ in SHOWN])
+        table.setVerticalHeaderLabels(["sample"] + [label for label, _ in SHOWN]
+                                      + list(WORTH_SHOWN))
         for col, title in enumerate(titles):  # elided in the middle when narrower than this
             header_item = table.horizontalHeaderItem(col)
             assert header_item is not None  # setHorizontalHeaderLabels made it
@@ -399,10 +407,15 @@ class BacktestView(QWidget):
             if result.assumptions.sample == IN_SAMPLE:
                 sample.setForeground(QColor(_LOSS))
             table.setItem(0, col, sample)
-            for row, (label, unit) in enumerate(SHOWN, start=1):
-                item = QTableWidgetItem(metric_text(result, label, unit))
+            texts = [metric_text(result, label, unit) for label, unit in SHOWN]
+            texts += [worth_text(result, label) for label in WORTH_SHOWN]
+            for row, text in enumerate(texts, start=1):
+                item = QTableWidgetItem(text)
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 table.setItem(row, col, item)
+            words = table.item(1 + len(SHOWN) + WORTH_SHOWN.index("Placebo Rank"), col)
+            assert words is not None  # set above
+            words.setToolTip(worth_line(result))
         self._fit_metrics()
 
     def _fit_metrics(self) -> None:
@@ -421,8 +434,9 @@ class BacktestView(QWidget):
         table.setMinimumHeight(header.sizeHint().height() + rows.length() + frame)
 
     def metric_cell(self, label: str, name: str) -> str:
-        """The metrics table's text for metric ``label`` of signal ``name``."""
-        row = 1 + [m for m, _ in SHOWN].index(label)
+        """The metrics table's text for metric (or ``WORTH_SHOWN`` figure) ``label`` of
+        signal ``name``."""
+        row = 1 + ([m for m, _ in SHOWN] + list(WORTH_SHOWN)).index(label)
         col = [r.name for r in self.results].index(name)
         item = self.metrics.item(row, col)
         assert item is not None  # _fill_metrics filled every cell

@@ -1,13 +1,17 @@
 """The Evaluation tab of the training dock: walk-forward evaluation of the panel's settings.
 
-Its settings are the folds (test spans, oldest first) and the epochs each fold trains; the
-run / stop command is the dock's (``train.evaluate``). While it runs it says in words which
-fold trains and how far it is; each ``FoldScored`` adds a row per class head, and
-``EvaluationFinished`` the pooled rows ("all"): accuracy, the best baseline and its accuracy,
-the margin over it with its 95 % interval, the verdict (``ml.scoring.VERDICTS``: "edge" only
-when the interval excludes 0 and the margin is worth having; without an interval: too few days)
-and the candles scored. A row's
-tooltip is the head's score in the CLI's words (``ml.scoring.describe``).
+Its settings are the folds (test spans, oldest first), the epochs each fold trains and the
+seeds (models a fold); the run / stop command is the dock's (``train.evaluate``). While it runs
+it says in words which fold trains and how far it is; each ``FoldScored`` adds a row per class
+head (unadjusted), and ``EvaluationFinished`` puts every fold's rows again with their
+Holm-adjusted verdicts and adds the pooled rows ("all"): accuracy, the best baseline and its
+accuracy, the margin over it with its 95 % interval, the bootstrap's block length in days, the
+verdict (``ml.scoring.VERDICTS``: "edge" only when the interval excludes 0 and the margin is
+worth having; without an interval: too few days), whether it is the primary verdict or
+adjusted, and the candles scored. A row's tooltip is the head's score in the CLI's words
+(``ml.scoring.describe``), that of its baseline cells every baseline's accuracy
+(``ml.scoring.describe_baselines``: the best of them all is the bar); below the table, how
+far the trader's labels read ahead and the hindsight check (``ml.hindsight.describe_reach``).
 """
 
 from __future__ import annotations
@@ -30,13 +34,23 @@ from PySide6.QtWidgets import (
 )
 
 from ...display import NO_DATA, number, percent, points
-from ...ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored, HeadScore, RunStarted
-from ...ml.scoring import EDGE, describe
+from ...ml.config import DEFAULT_SEEDS
+from ...ml.events import (
+    BatchEnd,
+    EpochEnd,
+    EvaluationFinished,
+    FoldScored,
+    FoldStarted,
+    HeadScore,
+    RunStarted,
+)
+from ...ml.hindsight import describe_reach
+from ...ml.scoring import EDGE, describe, describe_baselines
 from ...ml.targets import CLASS_HEADS
 from ..tables import cell_texts
 
 COLUMNS = ("Fold", "Head", "Accuracy", "Best baseline", "Baseline", "Margin", "95 % interval",
-           "Verdict", "n")
+           "Block (days)", "Verdict", "Multiplicity", "n")
 DEFAULT_FOLDS = 4
 DEFAULT_EPOCHS = 3
 TOO_FEW_DAYS = "too few days"
@@ -44,12 +58,14 @@ _EDGE_COLOR, _NO_EDGE_COLOR = QColor("#26a69a"), QColor("#9e9e9e")
 
 
 def score_cells(score: HeadScore) -> tuple[str, ...]:
-    """Accuracy, best baseline, its accuracy, margin, interval, verdict and n of ``score``."""
+    """Accuracy, best baseline, its accuracy, margin, interval, block length, verdict,
+    multiplicity and n of ``score``."""
     interval = NO_DATA if score.interval is None else \
         f"[{score.interval[0] * 100:+.2f}, {score.interval[1] * 100:+.2f}] pp"
     verdict = score.verdict or (TOO_FEW_DAYS if score.margin is not None else NO_DATA)
     return (percent(score.accuracy), score.best_baseline or NO_DATA,
-            percent(score.best_baseline_accuracy), points(score.margin), interval, verdict,
+            percent(score.best_baseline_accuracy), points(score.margin), interval,
+            number(score.block_days, ".1f"), verdict, score.multiplicity or NO_DATA,
             f"{score.n:,}")
 
 
@@ -69,6 +85,11 @@ class EvaluationView(QWidget):
         self.epochs.setValue(DEFAULT_EPOCHS)
         self.epochs.setToolTip("Epochs each fold trains (the best on its own validation slice "
                                "is the one tested)")
+        self.seeds = QSpinBox()
+        self.seeds.setRange(1, 100)
+        self.seeds.setValue(DEFAULT_SEEDS)
+        self.seeds.setToolTip("Models trained per fold (seeds seed, seed + 1, ...): the margin is "
+                              "their mean and the interval covers their spread")
         self.run_button = QToolButton()
         self.run_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.run_button.setSizePolicy(QSizePolicy.Policy.Expanding,
@@ -87,9 +108,13 @@ class EvaluationView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(
             QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.labels = QLabel()
+        self.labels.setWordWrap(True)
+        self.labels.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form = QFormLayout()
         form.addRow("Folds", self.folds)
         form.addRow("Epochs per fold", self.epochs)
+        form.addRow("Seeds per fold", self.seeds)
         top = QHBoxLayout()
         top.addLayout(form)
         top.addWidget(self.run_button, 1)
@@ -98,6 +123,7 @@ class EvaluationView(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.progress)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.labels)
         self._folds = 0
         self._fold = 0  # the fold training now, 1-based
         self._scored = 0
@@ -106,19 +132,22 @@ class EvaluationView(QWidget):
     def start(self, folds: int) -> None:
         """A new evaluation of ``folds`` folds: the table empties."""
         self.table.setRowCount(0)
+        self.labels.clear()
         self._folds, self._fold, self._scored, self._epochs = folds, 0, 0, None
         self.progress.setText(f"preparing {folds} folds…")
 
     def set_settings_enabled(self, enabled: bool) -> None:
         self.folds.setEnabled(enabled)
         self.epochs.setEnabled(enabled)
+        self.seeds.setEnabled(enabled)
 
     def add_events(self, events) -> None:
         """The events of one delivery: progress, fold rows and the pooled rows."""
         for event in events:
             match event:
+                case FoldStarted():
+                    self._fold = event.fold + 1
                 case RunStarted():
-                    self._fold += 1
                     self._epochs = event.train_config.get("epochs")
                     self._say(f"training on {event.train_windows} windows "
                               f"({event.candles:,} candles)")
@@ -134,10 +163,15 @@ class EvaluationView(QWidget):
                         self._add_row(f"{event.fold + 1}/{event.folds}", head,
                                       event.heads[head])
                     self._say(f"tested on candles {event.test[0]:,}–{event.test[1]:,} "
-                              f"(epoch {event.epoch})")
+                              f"(epoch {event.epoch}; embargo {event.embargo_words})")
                 case EvaluationFinished():
+                    self.table.setRowCount(0)
+                    for k, heads in enumerate(event.fold_heads):
+                        for head in CLASS_HEADS:
+                            self._add_row(f"{k + 1}/{event.folds}", head, heads[head])
                     for head in CLASS_HEADS:
                         self._add_row("all", head, event.summary[head])
+                    self.labels.setText("\n".join(describe_reach(r) for r in event.labels))
                     self.progress.setText(f"{event.folds} folds in {event.elapsed_s:.0f} s; "
                                           f"the rows \u201call\u201d pool every test span")
 
@@ -158,10 +192,10 @@ class EvaluationView(QWidget):
     def _add_row(self, fold: str, head: str, score: HeadScore) -> None:
         row = self.table.rowCount()
         self.table.insertRow(row)
-        tip = describe(head, score)
+        tip, every = describe(head, score), describe_baselines(score)
         for column, text in enumerate((fold, head, *score_cells(score))):
             item = QTableWidgetItem(text)
-            item.setToolTip(tip)
+            item.setToolTip(every if COLUMNS[column] in ("Best baseline", "Baseline") else tip)
             if COLUMNS[column] == "Verdict" and score.verdict is not None:
                 item.setForeground(_EDGE_COLOR if score.verdict == EDGE else _NO_EDGE_COLOR)
             if fold == "all":

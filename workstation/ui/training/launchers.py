@@ -274,7 +274,8 @@ class JobLaunchers:
         assert key is not None  # _closed_candles: a series is open
         folds = self.evaluation.folds.value()
         request = self.settings.request(epochs=self.evaluation.epochs.value())
-        job = EvaluationJob(request, snapshot, key, folds, self.paths.annotations_db)
+        job = EvaluationJob(request, snapshot, key, folds, self.paths.annotations_db,
+                            seeds=self.evaluation.seeds.value())
         self.provenance = key.provenance
         self._show_run()
         self.evaluation.start(folds)

@@ -50,6 +50,7 @@ from ...ml.events import (
     Failed,
     Finished,
     FoldScored,
+    FoldStarted,
     LiveEnded,
     LiveReady,
     LiveSaved,
@@ -452,7 +453,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         """An evaluation's events: its folds' training and scores go to the Evaluation tab."""
         self.events_seen.update(type(item).__name__ for item in items)
         shown = [item for item in items if isinstance(
-            item, (RunStarted, BatchEnd, EpochEnd, FoldScored, EvaluationFinished))]
+            item, (FoldStarted, RunStarted, BatchEnd, EpochEnd, FoldScored,
+                   EvaluationFinished))]
         self.evaluation.add_events(shown)
         if shown and self.state == "evaluating":
             self._set_state("evaluating", self.evaluation.progress.text())

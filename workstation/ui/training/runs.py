@@ -1,6 +1,7 @@
 """The Runs tab of the training workspace: every training run of the checkpoint store, newest
 first, as its history tells it (``ml.history.listing.list_runs``): when it started, its state, data,
-preset, steps, best validation loss and evaluation verdict.
+preset, steps, best validation loss and evaluation verdict. A run whose checkpoint fails the
+store's check reads "damaged" as its state, the reason in its tooltip.
 
 A run can be opened (its recorded curves), overlaid on the run shown, resumed from its
 checkpoint, restarted (a new run with its settings), deleted with its checkpoints and
@@ -94,7 +95,8 @@ def _cells(summary) -> tuple[str, ...]:
     loss = number(summary.best_val_loss, ".4f")
     verdict = summary.verdict
     verdict = f"{verdict} ({summary.verdict_source})" if verdict else NO_DATA
-    return (started, summary.run_id, summary.state, str(summary.provenance or NO_DATA),
+    state = "damaged" if summary.damaged else summary.state
+    return (started, summary.run_id, state, str(summary.provenance or NO_DATA),
             summary.preset or NO_DATA, number(summary.steps, ","), loss, verdict)
 
 
@@ -155,10 +157,12 @@ class RunList(QWidget):
         self.runs = list(runs)
         self.table.setRowCount(len(self.runs))
         for r, summary in enumerate(self.runs):
+            why = [f"damaged: {summary.damaged}"] if summary.damaged else []
+            why += [summary.problem] if summary.problem else []
             for c, text in enumerate(_cells(summary)):
                 item = QTableWidgetItem(text)
-                if summary.problem:
-                    item.setToolTip(summary.problem)
+                if why:
+                    item.setToolTip("\n".join(why))
                 elif c == COLUMNS.index("Verdict") and summary.verdicts:
                     item.setToolTip("\n".join(f"{head}: {verdict or NO_DATA}"
                                               for head, verdict in summary.verdicts.items()))

@@ -49,6 +49,7 @@ from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signa
 
 from ...errors import WorkstationError
 from ...market.series import SeriesKey
+from ...ml.config import DEFAULT_SEEDS, EvaluationConfig
 from ...ml.events import EvaluationFinished, Failed, Finished
 from ...ml.job import TrainingRequest
 from ...ml.live import CandleSnapshot, LiveJob, LiveSession
@@ -301,13 +302,14 @@ class TrainingWorker(ThreadWorker):
 @dataclass(frozen=True)
 class EvaluationJob:
     """A walk-forward evaluation of ``folds`` folds on the closed candles of ``series``, each
-    fold trained as ``request`` says (its ``epochs`` per fold)."""
+    fold trained as ``request`` says (its ``epochs`` per fold), ``seeds`` times."""
 
     request: TrainingRequest
     candles: CandleSnapshot
     series: SeriesKey
     folds: int
     annotations_db: Path | None = None
+    seeds: int = DEFAULT_SEEDS
 
 
 @dataclass(frozen=True)
@@ -344,7 +346,7 @@ class EvaluationWorker(ThreadWorker):
             self.outcome = evaluate(data, plan.model_config, plan.train_config,
                                     folds=job.folds, device=plan.device,
                                     provenance=job.series.provenance, on_event=self.relay.put,
-                                    stop=self.stop)
+                                    stop=self.stop, settings=EvaluationConfig(seeds=job.seeds))
         except EvaluationStopped as exc:
             self.outcome = StoppedEvaluation(str(exc))
         except Exception as exc:  # noqa: BLE001 - every error ends the evaluation as failed
