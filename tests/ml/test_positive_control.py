@@ -31,8 +31,8 @@ from workstation.market.series import MarketKey, SeriesKey
 from workstation.market.sources import load_series
 from workstation.market.timeframes import ONE_MINUTE
 from workstation.ml import job
-from workstation.ml.controls import ma_cross_marks, ma_cross_positions, shuffled_marks
 from workstation.ml.config import EvaluationConfig
+from workstation.ml.controls import ma_cross_marks, ma_cross_positions, shuffled_marks
 from workstation.ml.scoring import NO_EDGE
 from workstation.paths import app_paths
 
