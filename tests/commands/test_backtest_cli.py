@@ -213,3 +213,25 @@ def test_a_ratio_over_a_ruined_equitys_volatility_reads_in_powers_of_ten():
     assert format_metric(-3.0388e73, "") == "-3.04e+73"  # not a 75-digit number
     assert format_metric(-0.0183, "") == "-0.02" and format_metric(-100.0, "%") == "-100.00 %"
     assert format_metric(float("nan"), "") == "—"
+
+
+def test_a_run_trained_until_a_date_is_backtested_on_its_held_out_span(series, capsys):
+    candles, path = series
+    until = int(candles.ts[1999])
+    assert main(["train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--seq-len", "32",
+                 "--batch-size", "16", "--epochs", "1", "--threads", "1", "--json",
+                 "--train-until", str(until)]) == 0
+    out = capsys.readouterr()
+    events = [json.loads(line) for line in out.out.splitlines()]
+    started = next(e for e in events if e["event"] == "RunStarted")
+    gap = 32 + 10  # a window and the trend horizon
+    assert started["spans"]["held out"]["span"] == [2000 + gap, 3000]
+    assert started["spans"]["validation"]["last_ts"] == until
+    assert started["train_config"]["train_until"] == until
+    assert "held out: " in out.err
+    code, out, err = backtest(capsys, "--source", f"csv:{path}", "--symbol", "ETH/USDT",
+                              "--signals", f"run:{events[-1]['run_id']}", "--json")
+    assert code == 0, err
+    model, _ = (json.loads(line) for line in out.splitlines())
+    assert model["assumptions"]["sample"] == "out of sample"
+    assert model["assumptions"]["period"] == [int(candles.ts[2000 + gap]), int(candles.ts[-1])]

@@ -97,10 +97,11 @@ def test_transitions_count_true_changes_found_within_the_window():
     # changes at 2 (to long: predicted at 3), 5 (to flat: predicted at 6), 7 (to short: never)
     assert (found.true, found.hits, found.timing_error) == (3, 2, 1.0)
     assert found.hit_rate == pytest.approx(2 / 3)
+    truth, predicted = np.tile(truth, 20), np.tile(predicted, 20)  # enough marks to score
     score = score_head("position", truth, predicted, {"majority": np.zeros_like(truth)},
-                       days_of(len(truth), 1))
-    assert (score.transitions.true, score.transitions.hits) == (3, 2)  # default window: 5
-    assert "entries and exits found 2/3 within 5 candles, 1.0 candles off" in describe(
+                       days_of(len(truth), 13))
+    assert (score.transitions.true, score.transitions.hits) == (60, 40)  # default window: 5
+    assert "entries and exits found 40/60 within 5 candles, 1.0 candles off" in describe(
         "position", score)
 
 
@@ -112,10 +113,11 @@ def targets_of(candle: np.ndarray, volatility: np.ndarray) -> Targets:
 
 
 class _Data:
-    """What ``fit_baselines`` reads: features, targets and the target settings."""
+    """What ``fit_baselines`` reads: features, targets, open times and the target settings."""
 
     def __init__(self, features, targets):
         self.features, self.targets, self.target_spec = features, targets, TargetSpec()
+        self.ts = M * np.arange(len(features), dtype=np.int64)
 
 
 def test_baselines_are_fitted_on_the_training_span_only():
@@ -223,6 +225,15 @@ def test_evaluate_widens_the_embargo_to_the_longest_mark_and_checks_the_labels(c
     # 13 trades of 60 candles read 60..1 ahead, one of 150 reads 150..1: median 34
     assert reach["median"] == 34 and reach["window"] == 60 and reach["entries"] == 14
     assert "labels: position labels read ahead a median 34 candles" in out.err
+    # the position head's marks per test span (the folds cut the reviewed stretch): too few
+    # (here the first fold's 4 trades) give no accuracy, and the JSON says how many there were
+    position = [o for o in objects if o.get("head") == "position"] + [summary["heads"]["position"]]
+    for o in position:
+        marks = o["marks"]
+        assert marks["kind"] == "trades" and marks["labelled"] == o["n"]
+        assert (o["accuracy"] is None) == (marks["marks"] < 5 or marks["labelled"] < 200)
+    assert [o["marks"]["marks"] for o in position] == [4, 5, 9]
+    assert "position: too few marks (4 trades, " in out.err
     assert main([*argv[:-5], "--max-embargo=-1"]) == 1
     assert "--max-embargo must be at least 0" in capsys.readouterr().err
 

@@ -11,8 +11,9 @@ from workstation.errors import WorkstationError
 from workstation.market.candles import Candles
 from workstation.market.timeframes import ONE_MINUTE
 from workstation.ml.candle_columns import FEATURE_NAMES, N_FEATURES
-from workstation.ml.dataset import DeviceSeries, TrainingData, WindowSampler, split_by_time
+from workstation.ml.dataset import DeviceSeries, TrainingData, WindowSampler
 from workstation.ml.features import FeatureSpec, make_features
+from workstation.ml.split import plan_split
 from workstation.ml.targets import (
     MASKED,
     POSITION_CLASSES,
@@ -268,7 +269,7 @@ def test_target_spec_round_trip_and_errors():
 @pytest.mark.parametrize("n,seq_len,frac", [(10_000, 200, 0.1), (1000, 50, 0.2), (700, 100, 0.01)])
 def test_split_by_time_leaves_a_gap_of_at_least_one_window(n, seq_len, frac):
     gap = seq_len + 10
-    split = split_by_time(n, seq_len, frac, gap)
+    split = plan_split(n, seq_len, frac, gap)
     assert split.train[0] == 0 and split.val[1] == n
     assert split.val[0] - split.train[1] == gap >= seq_len
     assert split.val[1] - split.val[0] >= seq_len
@@ -282,9 +283,9 @@ def test_split_by_time_leaves_a_gap_of_at_least_one_window(n, seq_len, frac):
 
 def test_split_refuses_too_few_candles_and_a_small_gap():
     with pytest.raises(WorkstationError, match="too few to train"):
-        split_by_time(500, 200, 0.1, 210)
+        plan_split(500, 200, 0.1, 210)
     with pytest.raises(WorkstationError, match="at least one window"):
-        split_by_time(10_000, 200, 0.1, 199)
+        plan_split(10_000, 200, 0.1, 199)
 
 
 def test_window_sampler_epochs_are_deterministic_and_the_same_size():

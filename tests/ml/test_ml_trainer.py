@@ -174,8 +174,13 @@ def test_the_trader_heads_are_trained_and_scored_beside_their_baselines():
     assert m.heads["position"].baselines["majority"] == data.targets.majority_baseline(
         "position", *trainer.split.train)
     val = rec.of(EpochEnd)[0].val.heads
-    assert val["position"].baselines["majority"] == 1.0  # only "flat" in validation
-    assert "persistence" not in val["position"].baselines  # the model never sees positions
+    # only "flat" in validation: no trade there, too few marks to score
+    assert val["position"].too_few and val["position"].marks.marks == 0
+    assert val["position"].accuracy is None and val["position"].verdict is None
+    # persistence and the hour of day, and the lagged baselines for the trader heads only
+    assert {"persistence", "hour_of_day", "lagged_logistic", "boosted_trees"} <= set(
+        val["position"].baselines)
+    assert "lagged_logistic" not in val["candle"].baselines
     assert val["position"].transitions is not None and val["regime"].n > 0
 
 

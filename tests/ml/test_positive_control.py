@@ -185,7 +185,8 @@ def test_positive_control_the_position_head_learns_rule_marks(tmp_path):
     score = evaluate_marks(ma_cross_marks(candles, DEMO.market, fast=FAST, slow=SLOW),
                            candles, tmp_path)
     per_candle = ("majority", "volatility", "logistic")
-    assert set(score.baselines) == {*per_candle, "lagged_logistic", "boosted_trees"}
+    assert set(score.baselines) == {*per_candle, "persistence", "hour_of_day",
+                                    "lagged_logistic", "boosted_trees"}
     assert score.n > 12_000 and score.interval is not None
     # the per-candle baselines see one candle: the model, seeing the window, beats them
     # all by far; beating the lagged ones on such rules is issue 34's item 7, still open

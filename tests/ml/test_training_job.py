@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import workstation
-from workstation.annotations.model import Trade
+from workstation.annotations.model import Region, Trade
 from workstation.annotations.overlap import OverlappingTradesError
 from workstation.annotations.store import AnnotationStore
 from workstation.annotations.targets import LONG, SHORT
@@ -56,10 +56,13 @@ def test_a_series_is_labelled_by_the_marks_of_its_own_market_only(tmp_path, mark
         store.add(trade(c, 60, 90, "short", market="real"))  # same symbol, same time
         for market in ("demo", "real"):  # another symbol, on both markets: never a label here
             store.add(dataclasses.replace(trade(c, 20, 200, market=market), symbol="BTC/USDT"))
+            # the end reviewed too: validation lies there, the trade in the training span
+            store.add(Region(market=market, symbol="ETH/USDT", timeframe="1m",
+                             start_ts=int(c.ts[300]), end_ts=int(c.ts[390]), label="reviewed"))
     source = "demo" if market == "demo" else "binance"
     prepared = prepare(c, SeriesKey(source, "ETH/USDT", ONE_MINUTE), db=db)
     position = prepared.data.targets.position
-    assert prepared.annotations == 1 and prepared.market == SeriesKey(source, "ETH/USDT",
+    assert prepared.annotations == 2 and prepared.market == SeriesKey(source, "ETH/USDT",
                                                                       ONE_MINUTE).market
     held = np.flatnonzero((position == LONG) | (position == SHORT)).tolist()
     assert held == (list(range(50, 80)) if market == "demo" else list(range(60, 90)))

@@ -12,10 +12,15 @@ from workstation.annotations.model import Region, Trade
 from workstation.annotations.store import AnnotationStore
 from workstation.ml.events import EpochEnd
 from workstation.ml.scoring import describe
-from workstation.ml.targets import CLASS_HEADS, CLASSES
+from workstation.ml.targets import CLASS_HEADS, CLASSES, TRADER_HEADS
 from workstation.ui.chart.chart_widget import ChartWidget
 from workstation.ui.training.confusion import NO_TARGETS
-from workstation.ui.training.prediction_overlay import CURRENT, position_text
+from workstation.ui.training.prediction_overlay import (
+    CURRENT,
+    badge_text,
+    muted_color,
+    position_text,
+)
 
 from conftest import WAIT_MS, demo_live
 
@@ -54,15 +59,18 @@ def test_live_mode_shows_the_suggested_position_on_the_chart(qtbot, make_dock, p
     p = dock.overlay.prediction
     badge = chart.overlays.badge
     assert badge is not None and badge.group == CURRENT
-    assert badge.text == position_text(p) == (f"suggested {p.position_label.upper()} "
-                                              f"{p.position_confidence:.0%}")
-    assert re.fullmatch(r"suggested (FLAT|LONG|SHORT) \d+%", badge.text)
+    assert position_text(p) == (f"suggested {p.position_label.upper()} "
+                                f"{p.position_confidence:.0%}")
+    # a fresh model was never validated: its suggestion says so, in the theme's grey
+    assert badge.text == badge_text(p, None) == f"{position_text(p)} · not evaluated"
+    assert re.fullmatch(r"suggested (FLAT|LONG|SHORT) \d+% · not evaluated", badge.text)
+    assert badge.color.name() == muted_color(chart.colors)
     assert p.position_label in CLASSES["position"] and len(p.position_probs) == 3
     assert badge.text in dock.readout.text("live") and "the trader's head" in \
         dock.readout.text("live")
     assert badge.text in dock.detail
 
-    # drawn at the top right corner of the price pane, in the position's colour
+    # drawn at the top right corner of the price pane, in its colour
     qtbot.wait(10)
     image = chart.view.viewport().grab().toImage()
     pane = chart.price_view.sceneBoundingRect()
@@ -103,7 +111,11 @@ def test_each_validation_updates_the_confusion_matrices_and_the_baselines(qtbot,
         assert matrix.caption.text() == f"validation, epoch 2: {describe(head, score)}"
         # the readout: the accuracy beside the best baseline, in the CLI's words
         assert describe("val", score) in dock.readout.text(head)
-        assert f"({score.best_baseline} " in dock.readout.text(head)
+        if head in TRADER_HEADS:  # two trades, one region: too few marks, no percentage
+            assert score.too_few and "too few marks (" in matrix.caption.text()
+            assert "%" not in first.text() and score.best_baseline is None
+        else:
+            assert f"({score.best_baseline} " in dock.readout.text(head)
     for head in CLASS_HEADS:  # each head's curve beside its best and majority baselines
         score = last.heads[head]
         best, majority = (dock.curves.baselines[f"{head}_{kind}"] for kind in ("best",

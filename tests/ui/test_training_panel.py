@@ -45,7 +45,8 @@ def test_actions_come_from_the_shortcut_registry(make_dock):
     dock = make_dock()
     assert set(dock.command_actions) == {"train.start", "train.live", "train.live_train",
                                          "train.stop", "train.restart", "train.resume",
-                                         "train.clear", "train.evaluate", "train.paper"}
+                                         "train.clear", "train.evaluate", "train.paper",
+                                         "train.until_cursor"}
     for command_id, action in dock.command_actions.items():
         command = command_registry.command(command_id)
         assert action.text() == command.text

@@ -361,6 +361,19 @@ def test_a_failure_keeps_the_plots_tall_and_no_plot_is_a_tab_stop(qtbot, windows
     assert stops and not [w for w in stops if isinstance(w, (pg.GraphicsView, QScrollArea))]
 
 
+def test_shift_f7_brings_the_report_of_the_run_shown_forward(qtbot, windows):
+    from workstation.ui.training.report_view import NO_RUN
+
+    window = windows()
+    action = window.training_workspace.command_actions["train.report"]
+    assert action.shortcut().toString() == "Shift+F7"
+    action.trigger()
+    tabs = window.training.curves.tabs
+    assert window.centre_tabs.currentWidget() is window.training_workspace.page
+    assert tabs.currentWidget() is window.training.report
+    assert window.training.report.status.text() == NO_RUN  # no run shown yet: it says so
+
+
 @pytest.mark.parametrize("values", [[20_480.1, 20_480.2], [1_050.1, 1_050.2, 1_050.3],
                                     [35.0, 35.0001]])
 def test_a_nearly_flat_line_of_big_numbers_still_gets_its_labels(qtbot, values):

@@ -17,7 +17,7 @@ from workstation.viewmodel.training_session import (
 )
 
 COMMANDS = {"train.start", "train.live", "train.live_train", "train.stop", "train.restart",
-            "train.resume", "train.clear", "train.evaluate", "train.paper"}
+            "train.resume", "train.clear", "train.evaluate", "train.paper", "train.until_cursor"}
 STARTS = ("train.start", "train.live", "train.live_train", "train.resume")
 
 

@@ -4,9 +4,9 @@ hold. The command line and the window's Backtest view both ask through it, so th
 is out of sample, what is refused) are the same in both.
 
 Signals are ``annotations`` (the market's marked trades, over every candle) or ``run:RUN`` (a
-saved run's predictions, out of sample only: the candles after the last one it was trained
-on, recorded in its checkpoint; ``in_sample`` allows the span it saw, and then every result
-says IN-SAMPLE).
+saved run's predictions, out of sample only: its held-out span (from ``train_until`` and a
+gap on), or else the candles after the last one it was trained on, as its checkpoint records;
+``in_sample`` allows the span it saw, and then every result says IN-SAMPLE).
 """
 
 from __future__ import annotations
@@ -96,17 +96,23 @@ def run_request(request: BacktestRequest, candles: Candles, key: SeriesKey, *,
                             cash=request.cash, span=span)
 
 
-def out_of_sample_span(run_id: str, trained_last_ts: int | None, candles: Candles,
-                       in_sample: bool) -> tuple[tuple[int, int], str]:
+def out_of_sample_span(run_id: str, data: dict, candles: Candles, in_sample: bool
+                       ) -> tuple[tuple[int, int], str]:
     """The span a run's signals may be backtested on, and its sample label (see the module
-    docstring); a span that cannot be shown to be out of sample is refused in words."""
+    docstring): from the run's held-out span (``held_out_first_ts``, where it trained until
+    a date) or after the last candle it saw (``last_ts``), as its checkpoint's ``data``
+    records; a span that cannot be shown to be out of sample is refused in words."""
     if in_sample:
         return (0, len(candles)), IN_SAMPLE
+    trained_last_ts = data.get("last_ts")
     if trained_last_ts is None:
         raise WorkstationError(f"run {run_id} does not record the candles it was trained on, "
                                "so no span can be shown to be out of sample; allow in-sample "
                                "to backtest it anyway (labelled IN-SAMPLE)")
     first_unseen = int(np.searchsorted(candles.ts, int(trained_last_ts), side="right"))
+    held_out = data.get("held_out_first_ts")
+    if held_out is not None:
+        first_unseen = max(first_unseen, int(np.searchsorted(candles.ts, int(held_out))))
     if first_unseen >= len(candles) - 1:
         raise WorkstationError(f"run {run_id} was trained on candles up to "
                                f"{_when(int(trained_last_ts))}: none of these "
@@ -128,8 +134,8 @@ def _run_signals(request: BacktestRequest, candles: Candles, key: SeriesKey, sto
     store = store or CheckpointStore()
     which = "best" if store.has_checkpoint(run_id, "best") else "latest"
     meta = read_meta(store.snapshot_dir(run_id, which))
-    trained = (meta.get("data") or {}).get("last_ts")
-    span, sample = out_of_sample_span(run_id, trained, candles, request.in_sample)
+    span, sample = out_of_sample_span(run_id, meta.get("data") or {}, candles,
+                                      request.in_sample)
     predictor = Predictor.from_checkpoint(store.load(run_id, which), resolve_device(device))
     reference = load_reference(predictor.feature_spec, key, request.reference_source)
     predicted = predict_span_probabilities(

@@ -7,9 +7,12 @@ days, its block length chosen from the data and printed, over ``--seeds`` models
 verdict ("edge" only when the interval excludes 0 and the margin is worth having); one verdict
 is the primary one (``--primary``), every other is Holm-adjusted. Each fold's embargo says
 what set it; the trader's labels' look-ahead and a hindsight check are printed at the end.
-Progress goes to stderr; ``--json`` prints one JSON object per fold and head on stdout, then
-one summary object. Every argument is checked before torch is loaded. Ctrl-C (or SIGTERM) stops
-after the current batch: exit 130 (143).
+The position head's entries and exits are scored as events per fold and pooled
+(``ml.entry_events``: recall, precision and timing beside random entries at the model's rate).
+Progress goes to stderr; ``--json`` prints one JSON object per fold and head on stdout (the
+position head's with ``trade_events``), then one summary object (``trade_events`` pooled,
+``folds_trade_events`` per fold). Every argument is checked before torch is loaded. Ctrl-C
+(or SIGTERM) stops after the current batch: exit 130 (143).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..backtest.signals import SIGNAL_HEADS
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
 from ..ml.config import DEFAULT_MAX_EMBARGO, DEFAULT_SEEDS, EvaluationConfig
+from ..ml.entry_events import describe_match
 from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored, FoldStarted
 from ..ml.hindsight import describe_reach
 from ..ml.job import TrainingRequest
@@ -118,13 +122,19 @@ class _Report:
                         self.lags.setdefault(head, []).append(lags)
                     say(f"  {describe(head, event.heads[head])}")
                     say(f"    {describe_baselines(event.heads[head], lags)}")
+                    events = event.trade_events if head == "position" else None
+                    if events is not None:
+                        for match in (events.entries, events.exits):
+                            say(f"    {describe_match(match)}")
                     if self.as_json:
+                        extra = {} if events is None else {"trade_events": asdict(events)}
                         print(json.dumps(_plain({"fold": event.fold, "head": head,
                                                  "baseline_lags": lags,
                                                  "embargo": event.embargo,
                                                  "embargo_words": event.embargo_words,
                                                  "seed_epochs": event.seed_epochs,
-                                                 **asdict(event.heads[head])})), flush=True)
+                                                 **asdict(event.heads[head]), **extra})),
+                              flush=True)
             case EvaluationFinished():
                 say(f"all {event.folds} test spans ({event.elapsed_s:.0f} s; primary verdict: "
                     f"{event.primary}):")
@@ -132,6 +142,9 @@ class _Report:
                     say(f"  {describe(head, event.summary[head])}")
                     by_fold = "/".join(map(str, self.lags.get(head, [])))
                     say(f"    {describe_baselines(event.summary[head], by_fold)}")
+                    if head == "position" and event.trade_events is not None:
+                        for match in (event.trade_events.entries, event.trade_events.exits):
+                            say(f"    {describe_match(match)}")
                 for k, heads in enumerate(event.fold_heads):
                     verdicts = [f"{head} {heads[head].verdict}" for head in CLASS_HEADS
                                 if heads[head].verdict is not None]
@@ -147,7 +160,11 @@ class _Report:
                         "heads": {h: asdict(s) for h, s in event.summary.items()},
                         "folds_adjusted": [{h: asdict(s) for h, s in heads.items()}
                                            for heads in event.fold_heads],
-                        "labels": [asdict(r) for r in event.labels]})), flush=True)
+                        "labels": [asdict(r) for r in event.labels],
+                        "trade_events": None if event.trade_events is None else asdict(
+                            event.trade_events),
+                        "folds_trade_events": [asdict(t) for t in event.fold_trade_events]})),
+                          flush=True)
 
 
 def run(args) -> int:

@@ -32,8 +32,10 @@ from ..ml.events import (
 from ..ml.job import TrainingRequest
 from ..ml.manifest import check_candles, check_labels, read_manifest, series_of
 from ..ml.scoring import describe
+from ..ml.split import describe_spans
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, say
+from ..timeparse import parse_time_ms
 from .flags import add_context_flags, add_series_flags, context_overrides
 
 _PROGRESS_LINE = 118
@@ -56,6 +58,10 @@ def register(sub) -> None:
     p.add_argument("--stride", type=int, default=None,
                    help="candles between windows of an epoch (default: seq-len)")
     p.add_argument("--val-fraction", type=float, default=None, help="default 0.1")
+    p.add_argument("--train-until", metavar="TS", default=None,
+                   help="train and validate on candles up to this time (ISO date or datetime, "
+                        "UTC, or epoch ms); the later ones are held out, never trained or "
+                        "validated on (a backtest of the run may use them out of sample)")
     p.add_argument("--log-every", type=int, default=None, help="steps per progress report")
     p.add_argument("--dropout", type=float, default=None)
     p.add_argument("--grad-checkpointing", action="store_true",
@@ -115,6 +121,12 @@ class _Report:
                             f"{event.train_windows} training / {event.val_windows} validation "
                             f"windows per epoch, {event.n_params:,} parameters on "
                             f"{event.device}")
+                for line in describe_spans(event.spans):
+                    say(f"  {line}")
+                if event.split_rule:
+                    say(f"  ({event.split_rule})")
+                for warning in event.warnings:
+                    say(f"warning: {warning}")
             case BatchEnd(metrics=m, memory=mem):
                 self._line(f"epoch {event.epoch + 1}/{self.epochs} batch {event.batch}/"
                            f"{event.batches_per_epoch} loss {number(m.loss)} candle "
@@ -152,9 +164,9 @@ def _flat_band(args) -> str | None:
 
 
 _SETTING_FLAGS = ("preset", "epochs", "batch_size", "seq_len", "lr", "stride", "val_fraction",
-                  "log_every", "dropout", "flat_band", "flat_k", "flat_bps", "trend_horizon",
-                  "trend_flat_bps", "review_margin", "seed", "threads", "resume", "max_candles",
-                  "compile", "higher_timeframes", "reference")
+                  "log_every", "train_until", "dropout", "flat_band", "flat_k", "flat_bps",
+                  "trend_horizon", "trend_flat_bps", "review_margin", "seed", "threads",
+                  "resume", "max_candles", "compile", "higher_timeframes", "reference")
 _SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations")
 
 
@@ -167,7 +179,9 @@ def _request(args) -> TrainingRequest:
         train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
                          "window_stride": args.stride, "val_fraction": args.val_fraction,
                          "log_every": args.log_every, "seed": args.seed,
-                         "cpu_threads": args.threads, "compile": args.compile},
+                         "cpu_threads": args.threads, "compile": args.compile,
+                         "train_until": parse_time_ms(args.train_until)
+                         if args.train_until is not None else None},
         target_overrides={"flat_band": _flat_band(args), "candle_flat_k": args.flat_k,
                           "trend_flat_k": args.flat_k, "candle_flat_bps": args.flat_bps,
                           "trend_horizon": args.trend_horizon,

@@ -4,13 +4,20 @@
 - ``volatility``: one class below a trailing-volatility threshold and one above it (threshold
   and classes fitted on the training targets): the rule a volatility detector amounts to.
 - ``logistic``: multinomial logistic regression on the model's own per-candle features.
-- ``persistence`` (market heads only): the class of the move that has just completed at
-  ``t`` (the previous candle's direction; the trend of the last H candles). The trader's heads
-  have none: their past labels are not an input of the model, so repeating them would be
-  scoring with information the model never sees.
-- ``lagged_logistic`` and ``boosted_trees`` (only with ``max_lags``, as the walk-forward
-  evaluation fits them): baselines that see the window, on up to ``max_lags`` lags of the
-  per-candle features (``lagged_baselines``; scikit-learn).
+- ``persistence``: for the market heads the class of the move that has just completed at
+  ``t`` (the previous candle's direction; the trend of the last H candles); for the trader's
+  heads the label of the most recent labelled (reviewed) candle before ``t`` (``MASKED``
+  when there is none), wherever it lies. The trader's past labels are no input of the model,
+  but a trader who keeps doing what he did sets exactly this bar, and live he knows his own
+  previous labels: a head that cannot beat it has learned nothing he would not do anyway.
+  Not fitted: it stands even when the training span holds no targets.
+- ``hour_of_day`` (position only): the most common position of the training targets at the
+  UTC hour of the day of each candle's open time (an hour without training targets: the
+  majority class), the bar of a trader who trades at fixed times.
+- ``lagged_logistic`` and ``boosted_trees`` (only with ``max_lags``, for the heads in
+  ``lagged_heads``): baselines that see the window, on up to ``max_lags`` lags of the
+  per-candle features (``lagged_baselines``; scikit-learn). The walk-forward evaluation fits
+  them for every head, the trainer's validation for the trader's heads only.
 
 ``fit_baselines(data, train)`` fits them; ``predict(head, start, stop)`` gives each one's class
 per candle (``MASKED`` where it has none); ``lags`` the lagged baselines' chosen lag count per
@@ -19,6 +26,7 @@ head. numpy only, but for the lagged baselines.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +38,7 @@ QUANTILES = np.linspace(0.025, 0.975, 39)
 MAX_ROWS = 50_000       # training rows a logistic regression is fitted on (evenly spaced)
 MIN_ROWS = 30           # fewer targets than this: no logistic fit (the majority stands in)
 STEPS, LEARNING_RATE, L2 = 300, 0.5, 1e-4
+_HOUR_MS, HOURS = 3_600_000, 24
 
 
 @dataclass
@@ -41,6 +50,7 @@ class _Fitted:
     weights: np.ndarray | None = None      # [features + 1, classes]
     mean: np.ndarray | None = None
     scale: np.ndarray | None = None
+    hours: np.ndarray | None = None         # [HOURS] class by UTC hour of the day
     lagged: LaggedFit | None = None
 
 
@@ -51,6 +61,7 @@ class Baselines:
     features: np.ndarray
     targets: Targets
     horizon: int  # the trend head's horizon (its persistence looks that far back)
+    ts: np.ndarray  # open times (int64 ms), for the hour of the day
     fitted: dict[str, _Fitted] = field(default_factory=dict)
 
     @property
@@ -67,6 +78,8 @@ class Baselines:
         fit = self.fitted[head]
         out: dict[str, np.ndarray] = {}
         if fit.majority is None:
+            if head not in MARKET_HEADS:
+                out["persistence"] = last_label_before(self.targets.classes(head), start, stop)
             return out
         out["majority"] = np.full(n, fit.majority, dtype=np.int64)
         volatility = self.targets.volatility_bps[start:stop]
@@ -76,13 +89,38 @@ class Baselines:
         if fit.weights is not None and fit.mean is not None and fit.scale is not None:
             x = (self.features[start:stop].astype(np.float64) - fit.mean) / fit.scale
             out["logistic"] = np.argmax(_logits(x, fit.weights), axis=1).astype(np.int64)
+        classes = self.targets.classes(head)
         if head in MARKET_HEADS:
             back = np.arange(start, stop) - (1 if head == "candle" else self.horizon)
-            classes = self.targets.classes(head)
             out["persistence"] = np.where(back >= 0, classes[np.maximum(back, 0)], MASKED)
+        else:
+            out["persistence"] = last_label_before(classes, start, stop)
+        if fit.hours is not None:
+            out["hour_of_day"] = fit.hours[hour_of_day(self.ts[start:stop])]
         if fit.lagged is not None:
             out.update(fit.lagged.predict(self.features, start, stop))
         return out
+
+
+def last_label_before(classes: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """For each candle of ``[start, stop)`` the label of the most recent labelled candle
+    before it (``MASKED`` where there is none)."""
+    at = np.arange(stop)
+    last = np.maximum.accumulate(np.where(classes[:stop] != MASKED, at, -1))
+    before = np.concatenate(([-1], last[:-1]))[start:stop]
+    return np.where(before >= 0, classes[np.maximum(before, 0)], MASKED).astype(np.int64)
+
+
+def hour_of_day(ts: np.ndarray) -> np.ndarray:
+    """The UTC hour of the day (0-23) of open times ``ts`` (int64 ms)."""
+    return (np.asarray(ts, dtype=np.int64) // _HOUR_MS) % HOURS
+
+
+def _fit_hours(hours: np.ndarray, y: np.ndarray, n_classes: int, majority: int) -> np.ndarray:
+    """The most common class of ``y`` per hour of the day (``majority`` where none)."""
+    counts = np.zeros((HOURS, n_classes), dtype=np.int64)
+    np.add.at(counts, (hours, y), 1)
+    return np.where(counts.any(axis=1), counts.argmax(axis=1), majority).astype(np.int64)
 
 
 def _logits(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -127,14 +165,14 @@ def _fit_volatility(volatility: np.ndarray, y: np.ndarray, n_classes: int
     return best[1:]
 
 
-def fit_baselines(data, train: tuple[int, int], *, max_lags: int = 0, gap: int = 0
-                  ) -> Baselines:
+def fit_baselines(data, train: tuple[int, int], *, max_lags: int = 0, gap: int = 0,
+                  lagged_heads: Collection[str] = CLASS_HEADS) -> Baselines:
     """Fit every head's baselines on the targets of candles ``train = (start, stop)``; with
-    ``max_lags`` also the lagged ones (their validation slice ``gap`` candles after the rows
-    they are fitted on while choosing the lags, ``lagged_baselines``)."""
+    ``max_lags`` also the lagged ones of ``lagged_heads`` (their validation slice ``gap``
+    candles after the rows they are fitted on while choosing the lags, ``lagged_baselines``)."""
     start, stop = train
     targets = data.targets
-    baselines = Baselines(data.features, targets, data.target_spec.horizon)
+    baselines = Baselines(data.features, targets, data.target_spec.horizon, data.ts)
     for head in CLASS_HEADS:
         fit = _Fitted()
         baselines.fitted[head] = fit
@@ -145,6 +183,9 @@ def fit_baselines(data, train: tuple[int, int], *, max_lags: int = 0, gap: int =
         n_classes = len(CLASSES[head])
         labels = y[rows]
         fit.majority = int(np.bincount(labels, minlength=n_classes).argmax())
+        if head == "position":
+            fit.hours = _fit_hours(hour_of_day(data.ts[start:stop][rows]), labels, n_classes,
+                                   fit.majority)
         volatility = targets.volatility_bps[start:stop][rows]
         known = np.isfinite(volatility)
         if known.sum() >= MIN_ROWS:
@@ -155,6 +196,6 @@ def fit_baselines(data, train: tuple[int, int], *, max_lags: int = 0, gap: int =
             x = data.features[start:stop][pick].astype(np.float64)
             fit.mean, fit.scale = x.mean(axis=0), x.std(axis=0) + 1e-9
             fit.weights = _fit_logistic((x - fit.mean) / fit.scale, y[pick], n_classes)
-        if max_lags:
+        if max_lags and head in lagged_heads:
             fit.lagged = fit_lagged(data.features, targets.classes(head), train, max_lags, gap)
     return baselines

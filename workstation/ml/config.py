@@ -119,6 +119,7 @@ class TrainConfig:
     mixed_precision: bool = True  # bf16 autocast on CUDA (the CPU always trains in fp32)
     compile: str = "auto"  # torch.compile the training forward: on, off, or auto (on CUDA)
     compile_backend: str = "inductor"  # torch.compile's backend ("aot_eager": no compiler)
+    train_until: int | None = None  # open time (ms) of the last candle used; later: held out
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "log_every"):

@@ -5,9 +5,8 @@ epoch do not overlap by default (``stride = seq_len``) and start at a random pha
 A batch is one gather of ``starts[:, None] + arange(seq_len)`` from tensors already on the
 device: no per-sample Python and no host-to-device copy per step.
 
-The validation stretch is the end of the series, separated from the training stretch by a gap
-of ``seq_len + horizon`` candles: no validation window overlaps a training window, and no
-training target looks into the validation stretch.
+Where the training and validation spans lie is ``split``'s rule; a sampler draws windows from
+one span or several (training before and after a validation span carved from the marks).
 """
 
 from __future__ import annotations
@@ -61,34 +60,6 @@ class TrainingData:
         return int(bad[0]) if bad.size else None
 
 
-@dataclass(frozen=True)
-class TimeSplit:
-    """Half-open candle ranges ``[start, stop)``; ``val[0] - train[1] == gap``."""
-
-    train: tuple[int, int]
-    val: tuple[int, int]
-    gap: int
-
-
-def split_by_time(n: int, seq_len: int, val_fraction: float, gap: int) -> TimeSplit:
-    """Training candles first, then ``gap`` unused candles, then the validation candles (the
-    last ``val_fraction`` of the series, at least one window)."""
-    if gap < seq_len:
-        raise WorkstationError(f"the gap between training and validation ({gap}) must be at "
-                               f"least one window ({seq_len})")
-    if not 0.0 < val_fraction < 1.0:
-        raise WorkstationError(f"val_fraction must be between 0 and 1, got {val_fraction!r}")
-    n_val = max(seq_len, int(round(n * val_fraction)))
-    val_start = n - n_val
-    train_stop = val_start - gap
-    if train_stop < seq_len:
-        need = 2 * seq_len + gap
-        raise WorkstationError(f"{n} candles are too few to train with windows of {seq_len}: "
-                               f"need at least {need} (a training window, a gap of {gap} and a "
-                               f"validation window)")
-    return TimeSplit(train=(0, train_stop), val=(val_start, n), gap=gap)
-
-
 @dataclass
 class WindowBatch:
     """One batch of windows on the device: ``x [B, T, F]``, class targets ``[B, T]`` int64
@@ -135,27 +106,40 @@ class DeviceSeries:
 
 
 class WindowSampler:
-    """Window starts inside ``[start, stop)``: every ``stride`` candles from a phase that is
-    random per epoch (training) or 0 (validation). Every epoch has the same number of
-    windows, and an epoch's order depends only on ``(seed, epoch)``, so a resumed run sees
-    the same batches."""
+    """Window starts inside ``[start, stop)`` (or inside each of ``spans``): every ``stride``
+    candles from a phase that is random per epoch and span (training) or 0 (validation).
+    Every epoch has the same number of windows, and an epoch's order depends only on
+    ``(seed, epoch)``, so a resumed run sees the same batches."""
 
-    def __init__(self, start: int, stop: int, seq_len: int, stride: int | None = None):
-        self.start, self.stop, self.seq_len = int(start), int(stop), int(seq_len)
+    def __init__(self, start: int, stop: int, seq_len: int, stride: int | None = None, *,
+                 spans: tuple[tuple[int, int], ...] = ()):
+        self.seq_len = int(seq_len)
         self.stride = int(stride or seq_len)
         if self.stride < 1:
             raise WorkstationError(f"window stride must be >= 1, got {self.stride}")
-        room = self.stop - self.start - self.seq_len  # last start offset that fits
-        if room < 0:
-            raise WorkstationError(f"{self.stop - self.start} candles hold no window of "
-                                   f"{self.seq_len}")
-        self.phases = min(self.stride, room + 1)
-        self.n_windows = (room - (self.phases - 1)) // self.stride + 1
+        self.spans = tuple((int(a), int(b)) for a, b in (spans or ((start, stop),)))
+        self.phases, counts = [], []
+        for a, b in self.spans:
+            room = b - a - self.seq_len  # last start offset that fits
+            if room < 0:
+                raise WorkstationError(f"{b - a} candles hold no window of {self.seq_len}")
+            self.phases.append(min(self.stride, room + 1))
+            counts.append((room - (self.phases[-1] - 1)) // self.stride + 1)
+        self.counts = tuple(counts)
+        self.n_windows = sum(counts)
+
+    @classmethod
+    def over(cls, spans: tuple[tuple[int, int], ...], seq_len: int,
+             stride: int | None = None) -> WindowSampler:
+        """Windows drawn from every span of ``spans``."""
+        return cls(*spans[0], seq_len, stride, spans=spans)
 
     def starts(self, epoch: int = 0, *, seed: int = 0, shuffle: bool = True) -> torch.Tensor:
         """CPU int64 tensor of window starts for ``epoch`` (shuffled when ``shuffle``)."""
         g = torch.Generator().manual_seed(int(seed) * 1_000_003 + int(epoch))
-        phase = int(torch.randint(self.phases, (1,), generator=g)) if shuffle else 0
-        first = self.start + phase
-        out = torch.arange(first, first + self.n_windows * self.stride, self.stride)
+        parts = []
+        for (a, _), phases, count in zip(self.spans, self.phases, self.counts, strict=True):
+            phase = int(torch.randint(phases, (1,), generator=g)) if shuffle else 0
+            parts.append(torch.arange(a + phase, a + phase + count * self.stride, self.stride))
+        out = parts[0] if len(parts) == 1 else torch.cat(parts)
         return out[torch.randperm(len(out), generator=g)] if shuffle else out

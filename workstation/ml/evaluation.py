@@ -17,9 +17,13 @@ everything before block ``k + 1`` (an expanding window) and is tested on block `
   each head is scored on the test span beside the baselines (``scoring``): accuracy and
   margin over the best baseline as means over the seeds, a 95 % interval from a stationary
   bootstrap of the days (block length from the data) that also draws one seed per resample,
-  and the verdict. The backtest (``on_test_predictions``) trades the first seed's model.
+  and the verdict. The backtest (``on_test_predictions``) trades the first seed's model;
+- the position head's entries and exits are scored as events on the test span
+  (``entry_events``: recall, precision and timing within ``EVENT_WINDOW`` candles, beside
+  random events at the model's rate, of the first seed's model).
 
-The summary pools the test spans of every fold (bootstrapping their days together). One
+The summary pools the test spans of every fold (bootstrapping their days together; the
+entries and exits too, ``EvaluationFinished.trade_events``). One
 verdict is the run's primary one, unadjusted: the pooled verdict of ``primary`` (default
 position when the trader's marks label any candle, else candle). Every other verdict (the other
 heads pooled, every head per fold) is adjusted together with Holm's step-down method on the
@@ -41,11 +45,13 @@ import numpy as np
 from .baselines import fit_baselines
 from .config import EvaluationConfig, TradingTransformerConfig, TrainConfig
 from .dataset import TrainingData
-from .events import EvaluationFinished, FoldScored, HeadScore
+from .entry_events import EventTally, span_tallies, trade_events
+from .events import EvaluationFinished, FoldScored, HeadScore, TradeEvents
 from .folds import Fold, run_fold, walk_forward_folds
 from .hindsight import label_reach, marks_longer
 from .parallel_folds import tested_in_parallel
 from .scoring import MarginBootstrap, day_blocks, holm_adjusted, scored_head
+from .split import reviewed_stretch
 from .targets import CLASS_HEADS, MASKED
 
 _Scored = tuple[HeadScore, MarginBootstrap | None]
@@ -70,7 +76,8 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
     plan = walk_forward_folds(len(data), folds, model_config.seq_len, data.target_spec.horizon,
                               longest_mark=max((r.longest for r in labels), default=0),
                               over_cap=marks_longer(data.targets, settings.max_embargo),
-                              max_embargo=settings.max_embargo)
+                              max_embargo=settings.max_embargo,
+                              within=reviewed_stretch(data.targets))
     configs = [replace(train_config, seed=train_config.seed + s) for s in range(settings.seeds)]
     jobs = [(fold, config) for fold in plan for config in configs]
     started = time.monotonic()
@@ -83,8 +90,11 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
                            provenance=provenance, on_event=on_event, stop=stop)
                   for fold, config in jobs)
     results = iter(tested)
+    marked = bool((data.targets.position != MASKED).any())  # entries and exits to score
     pooled: dict[str, list] = {head: [] for head in CLASS_HEADS}
     per_fold: list[dict[str, _Scored]] = []
+    spans: list[dict[str, EventTally]] = []
+    fold_events: list[TradeEvents] = []
     for fold in plan:
         runs = [next(results) for _ in configs]
         predicted = np.stack([classes for classes, _, _ in runs])  # [seeds, heads, candles]
@@ -101,17 +111,23 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
                                        seed=train_config.seed + fold.index)
             pooled[head].append((truth, predicted[:, h], baselines, days))
         per_fold.append(scored)
+        positions, predicted_positions, _, _ = pooled["position"][-1]
+        spans.append(span_tallies(positions, predicted_positions, data.ts[slice(*fold.test)],
+                                  seed=train_config.seed + fold.index))
+        fold_events.append(trade_events(spans[-1:], train_config.seed + fold.index))
         epochs = tuple(epoch for _, _, epoch in runs)
         on_event(FoldScored(fold.index, folds, fold.train, fold.test, fold.embargo, epochs[0],
                             {head: score for head, (score, _) in scored.items()},
-                            fold.words, epochs, fitted.lags))
-    primary = settings.primary or (
-        "position" if (data.targets.position != MASKED).any() else "candle")
+                            fold.words, epochs, fitted.lags,
+                            fold_events[-1] if marked else None))
+    primary = settings.primary or ("position" if marked else "candle")
     summary, fold_heads = _adjusted(
         {head: _pooled_score(head, parts, train_config.seed) for head, parts in pooled.items()},
         per_fold, primary)
-    finished = EvaluationFinished(folds, summary, time.monotonic() - started, primary,
-                                  fold_heads, labels)
+    finished = EvaluationFinished(
+        folds, summary, time.monotonic() - started, primary, fold_heads, labels,
+        trade_events(spans, train_config.seed) if marked else None,
+        tuple(fold_events) if marked else ())
     on_event(finished)
     return finished
 

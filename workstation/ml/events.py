@@ -45,14 +45,36 @@ class Transitions:
 
 
 @dataclass(frozen=True)
+class MarkCount:
+    """The trader's marks on the candles a trader head was scored on: ``marks`` trades
+    (position) or regions (regime), ``kind`` says which, on ``labelled`` labelled candles;
+    fewer than ``min_marks`` or ``min_labelled`` (``scoring.MIN_MARKS``, ``MIN_LABELLED``)
+    are too few to score."""
+
+    kind: str
+    marks: int
+    labelled: int
+    min_marks: int
+    min_labelled: int
+
+    @property
+    def too_few(self) -> bool:
+        return self.marks < self.min_marks or self.labelled < self.min_labelled
+
+
+@dataclass(frozen=True)
 class HeadScore:
     """One head's accuracy on ``n`` targets beside simple baselines scored on the same targets
     (``baselines``: name -> accuracy; ``majority`` always, on validation and test spans also
-    ``volatility``, ``logistic`` and, for market heads, ``persistence``; on the test spans of
-    a walk-forward evaluation also ``lagged_logistic`` and ``boosted_trees``). ``margin`` is the
-    accuracy minus the best baseline's, ``interval`` its 95 % day-block bootstrap interval
-    and ``verdict`` (``scoring.VERDICTS``): "edge" only when that interval excludes 0 and the
-    margin is at least half a point.
+    ``volatility``, ``logistic`` and ``persistence``, for position ``hour_of_day``; on the
+    trader heads' validation spans and the test spans of a walk-forward evaluation also
+    ``lagged_logistic`` and ``boosted_trees``). ``margin`` is the accuracy minus the best
+    baseline's, ``interval`` its 95 % day-block bootstrap interval and ``verdict``
+    (``scoring.VERDICTS``): "edge" only when that interval excludes 0 and the margin is at
+    least half a point.
+    ``marks`` (trader heads): the marks on the scored candles; when they are too few
+    (``too_few``) there is no accuracy, no baseline accuracy, no margin and no verdict, only
+    ``n``, ``confusion`` and ``transitions``.
     ``direction_accuracy``: on candles whose truth and prediction are both up or down, how
     often they agree (market heads). ``confusion[truth][prediction]`` counts. A value without
     data is None (shown as "—").
@@ -78,10 +100,16 @@ class HeadScore:
     seed_margins: tuple[float, ...] | None = None
     adjusted_p: float | None = None
     multiplicity: str | None = None
+    marks: MarkCount | None = None
 
     @property
     def best_baseline_accuracy(self) -> float | None:
         return self.baselines.get(self.best_baseline) if self.best_baseline else None
+
+    @property
+    def too_few(self) -> bool:
+        """Too few marks to score (see ``marks``)."""
+        return self.marks is not None and self.marks.too_few
 
 
 @dataclass(frozen=True)
@@ -132,6 +160,11 @@ class RunStarted(Event):
     total_steps: int
     start_step: int = 0      # > 0 when resumed
     resumed_from: str | None = None
+    # where the spans lie (``split``): name -> {"span", "first_ts", "last_ts", "trades",
+    # "regions", "reviewed"}, the rule that placed validation, and warnings that stay shown
+    spans: dict = field(default_factory=dict)
+    split_rule: str = ""
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -210,7 +243,9 @@ class Failed(Event):
 @dataclass(frozen=True)
 class LiveReady:
     """The online learner is built: ``history`` closed candles before the newest unprocessed
-    one are all it needs to see."""
+    one are all it needs to see. ``verdicts``: each trader head's verdict in the validation
+    of the checkpoint it loaded (``head_verdicts.trader_verdicts``, None: never evaluated),
+    ``verdict_source`` which validation that was (None: none)."""
 
     source_run: str | None
     device: str
@@ -219,6 +254,8 @@ class LiveReady:
     seq_len: int
     trend_horizon: int
     reference: str | None = None  # the reference asset the model reads, whose candles to offer
+    verdicts: dict[str, str | None] = field(default_factory=dict)
+    verdict_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -324,13 +361,53 @@ class FoldStarted:
 
 
 @dataclass(frozen=True)
+class EventMatch:
+    """How the position head's ``kind`` events ("entries" or "exits") meet the trader's on
+    held-out candles (``ml.entry_events``): ``true`` trader's events, ``predicted`` model's;
+    ``found`` of the trader's have a model event of the same side within ``window`` candles
+    (``recall``), ``made`` of the model's have a trader's one (``precision``); ``timing`` and
+    ``abs_timing``: the median signed (model minus trader) and absolute offset in candles of
+    the found ones. ``random_*``: the expected rates of random events at the model's rate,
+    ``*_margin`` the model's minus them with a 95 % day-bootstrap ``*_interval`` (mean block
+    ``block_days``). Fewer than ``entry_events.MIN_EVENTS`` trader's events: only the counts
+    ``true`` and ``predicted``, the rest None."""
+
+    kind: str
+    window: int
+    true: int
+    predicted: int
+    found: int | None = None
+    made: int | None = None
+    recall: float | None = None
+    precision: float | None = None
+    timing: float | None = None
+    abs_timing: float | None = None
+    random_recall: float | None = None
+    random_precision: float | None = None
+    recall_margin: float | None = None
+    precision_margin: float | None = None
+    recall_interval: tuple[float, float] | None = None
+    precision_interval: tuple[float, float] | None = None
+    block_days: float | None = None
+
+
+@dataclass(frozen=True)
+class TradeEvents:
+    """The position head's ``entries`` and ``exits`` scored as events on held-out candles."""
+
+    entries: EventMatch
+    exits: EventMatch
+
+
+@dataclass(frozen=True)
 class FoldScored:
     """Fold ``fold`` (0-based, of ``folds``) trained on candles ``train``, was tested on
     ``test`` after an ``embargo``, with the weights of epoch ``epoch`` (the best on its own
     validation slice); ``heads`` scores each class head on the test span (unadjusted: the
     run's end adjusts them, ``EvaluationFinished.fold_heads``). ``embargo_words`` says what
     set the embargo; ``seed_epochs``: the epoch tested of each seed's model;
-    ``baseline_lags``: per head, the lag count the lagged baselines chose on validation."""
+    ``baseline_lags``: per head, the lag count the lagged baselines chose on validation;
+    ``trade_events``: the position head's entries and exits on the test span."""
 
     fold: int
     folds: int
@@ -342,13 +419,16 @@ class FoldScored:
     embargo_words: str = ""
     seed_epochs: tuple[int, ...] = ()
     baseline_lags: dict[str, int] = field(default_factory=dict)
+    trade_events: TradeEvents | None = None
 
 
 @dataclass(frozen=True)
 class EvaluationFinished:
     """Every fold's test span pooled: one score per class head; ``primary`` is the head whose
     pooled verdict is unadjusted, every other verdict (``summary`` and ``fold_heads``, each
-    fold's scores) is Holm-adjusted; ``labels``: how far the trader's labels read ahead."""
+    fold's scores) is Holm-adjusted; ``labels``: how far the trader's labels read ahead;
+    ``trade_events``: the position head's entries and exits pooled over the test spans,
+    ``fold_trade_events`` each fold's."""
 
     folds: int
     summary: dict[str, HeadScore]
@@ -356,6 +436,8 @@ class EvaluationFinished:
     primary: str = "candle"
     fold_heads: tuple[dict[str, HeadScore], ...] = ()
     labels: tuple[LabelReach, ...] = ()
+    trade_events: TradeEvents | None = None
+    fold_trade_events: tuple[TradeEvents, ...] = ()
 
 
 @dataclass(frozen=True)

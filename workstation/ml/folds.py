@@ -56,21 +56,29 @@ def embargo_of(seq_len: int, horizon: int, longest_mark: int = 0, over_cap: int 
 
 def walk_forward_folds(n: int, folds: int, seq_len: int, horizon: int, *,
                        longest_mark: int = 0, over_cap: int = 0,
-                       max_embargo: int = DEFAULT_MAX_EMBARGO) -> list[Fold]:
+                       max_embargo: int = DEFAULT_MAX_EMBARGO,
+                       within: tuple[int, int] | None = None) -> list[Fold]:
     """The folds of an ``n``-candle series (see ``evaluation``'s docstring); the embargo is
-    ``embargo_of``'s."""
+    ``embargo_of``'s. With ``within`` (the reviewed stretch, when there are marks) the test
+    blocks cut that stretch, not the whole series: every fold trains on the trader's marks
+    before its test block and is tested on marks (every candle before the stretch trains,
+    the candles after it are not tested)."""
     if folds < MIN_FOLDS:
         raise WorkstationError(f"walk-forward evaluation needs at least {MIN_FOLDS} folds, got "
                                f"{folds}")
     embargo, words = embargo_of(seq_len, horizon, longest_mark, over_cap, max_embargo)
-    edges = np.linspace(0, n, folds + 2).astype(int)
+    first, last = within if within is not None else (0, n)
+    edges = np.linspace(first, last, folds + 2).astype(int)
     out = []
     for k in range(folds):
         train_stop = int(edges[k + 1]) - embargo
         test = (int(edges[k + 1]), int(edges[k + 2]))
         if train_stop < 3 * seq_len + 2 * embargo or test[1] - test[0] < seq_len:
+            where = (f"{n} candles are" if within is None else
+                     f"the {last - first:,} candles of the reviewed stretch (from candle "
+                     f"{first:,} on) are")
             raise WorkstationError(
-                f"{n} candles are too few for {folds} folds with windows of {seq_len}: each "
+                f"{where} too few for {folds} folds with windows of {seq_len}: each "
                 f"fold needs a training span of at least {3 * seq_len + 2 * embargo} candles "
                 f"and a test span of {seq_len}; use fewer folds or more candles")
         out.append(Fold(k, (0, train_stop), test, embargo, words))
@@ -99,7 +107,10 @@ def run_fold(data: TrainingData, model_config: TradingTransformerConfig,
     device_ = resolve_device(device)
     with tempfile.TemporaryDirectory(prefix="workstation-fold-") as tmp:
         store = CheckpointStore(tmp)
-        trainer = Trainer(model_config, train_config, _subset(data, *fold.train), device_,
+        # a fold is its own held-out test: no train-until inside it, and a fold whose
+        # training span holds no trade trains the market heads (it says so) rather than fail
+        trainer = Trainer(model_config, replace(train_config, train_until=None),
+                          _subset(data, *fold.train), device_, strict_marks=False,
                           on_event=on_event, stop=stop, checkpoints=store,
                           provenance=f"{provenance} (fold {fold.index + 1}/{folds}, seed "
                                      f"{train_config.seed})")

@@ -43,6 +43,7 @@ from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.timeframes import Timeframe
 from .events import Failed, LiveAccuracy, LiveEnded, LiveReady, LiveSaved, LiveStep, LiveWaiting
+from .head_verdicts import trader_verdicts, verdict_source
 
 log = logging.getLogger(__name__)
 TAIL_MARGIN = 64  # candles offered beyond what the learner needs, so its windows start inside
@@ -300,8 +301,10 @@ class LiveSession:
         job = self.job
         device = resolve_device(job.device)
         prepare_thread(device)
+        meta: dict = {}  # of the checkpoint loaded: its validation's verdicts
         if job.source_run is not None:
             loaded = CheckpointStore(job.checkpoints_root).load(job.source_run)
+            meta = loaded.meta
             learner = OnlineLearner(weights=loaded, device=device, train=job.train, lr=job.lr)
         elif job.train:
             features = FeatureSpec(**{k: v for k, v in job.feature_overrides.items()
@@ -323,7 +326,7 @@ class LiveSession:
         self.history = rows + spec.warmup  # set last: offers start once it is
         self.on_event(LiveReady(job.source_run, describe(device), job.train, self.history,
                                 learner.config.seq_len, learner.target_spec.horizon,
-                                self.reference))
+                                self.reference, trader_verdicts(meta), verdict_source(meta)))
         return learner
 
     def _save(self, learner) -> None:

@@ -9,6 +9,16 @@ nothing: that is "edge too small to use").
 Market heads also get the direction accuracy (up/down truths predicted up/down), the
 position head how it finds the trader's entries and exits.
 
+Too few marks (``mark_count``): a trader head is scored only when the scored candles hold at
+least ``MIN_MARKS`` marks on at least ``MIN_LABELLED`` labelled candles. The position head's
+marks are the trader's entries: labelled candles whose true position is long or short while
+the candle before is unlabelled or labelled otherwise (flat, or the other side); the regime
+head's are its regions: maximal runs of one class over consecutive labelled candles. With
+fewer, a margin and its interval would be the noise of a handful of decisions: the score
+keeps ``n``, the confusion counts and the entries found, but has no accuracy, no baseline
+accuracy, no margin, no interval and so no verdict (and no p-value for Holm's family);
+``describe`` says "too few marks (...)".
+
 The interval (``bootstrap_margin``) is a stationary bootstrap (Politis & Romano 1994) of the
 UTC days: neighbouring candles and days are not independent, so days are drawn in blocks of
 random length with a mean ``block_length`` chosen from the daily margins' own autocorrelation
@@ -29,9 +39,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..display import NO_DATA, number, percent, points
-from .events import HeadScore, Transitions
+from .events import HeadScore, MarkCount, Transitions
 from .lagged_baselines import LAGGED_BASELINES
-from .targets import CLASSES, MARKET_HEADS, MASKED
+from .targets import CLASSES, MARKET_HEADS, MASKED, run_starts, trade_starts
 
 MIN_EDGE = 0.005        # half a percentage point of accuracy over the best baseline
 EDGE, NO_EDGE = "edge", "no edge shown"
@@ -41,6 +51,9 @@ BOOTSTRAP_SAMPLES = 1000
 ALPHA = 0.025           # one-sided level of a verdict: the lower end of a 95 % interval
 MIN_DAYS = 5            # fewer days than this give no interval (and so no verdict)
 TRANSITION_WINDOW = 5   # candles a predicted change may be off and still find a true one
+MIN_MARKS = 5           # trades (position) or regions (regime) a trader head needs to be scored
+MIN_LABELLED = 200      # labelled candles a trader head needs to be scored
+MARK_KINDS = {"position": "trades", "regime": "regions"}
 _DAY_MS = 86_400_000
 _DOWN, _UP = 0, 2
 
@@ -181,6 +194,17 @@ def transitions(truth: np.ndarray, predicted: np.ndarray, window: int = TRANSITI
                        float(np.mean(errors)) if errors else None)
 
 
+def mark_count(head: str, truth: np.ndarray) -> MarkCount | None:
+    """The marks in ``truth`` (``MASKED`` where unlabelled) of a trader head (see the module
+    docstring); None for a market head."""
+    kind = MARK_KINDS.get(head)
+    if kind is None:
+        return None
+    starts = trade_starts(truth) if head == "position" else run_starts(truth)
+    return MarkCount(kind, int(starts.sum()), int(np.count_nonzero(truth != MASKED)),
+                     MIN_MARKS, MIN_LABELLED)
+
+
 def score_head(head: str, truth: np.ndarray, predicted: np.ndarray,
                baselines: dict[str, np.ndarray], days: np.ndarray, *, seed: int = 0
                ) -> HeadScore:
@@ -194,13 +218,23 @@ def score_head(head: str, truth: np.ndarray, predicted: np.ndarray,
 def scored_head(head: str, truth: np.ndarray, predicted: np.ndarray,
                 baselines: dict[str, np.ndarray], days: np.ndarray, *, seed: int = 0
                 ) -> tuple[HeadScore, MarginBootstrap | None]:
-    """``score_head`` and its margin's bootstrap (None without an interval)."""
+    """``score_head`` and its margin's bootstrap (None without an interval or with too few
+    marks)."""
     seeds = np.atleast_2d(predicted)
     scored = (truth != MASKED) & (seeds != MASKED).all(axis=0)
     n = int(scored.sum())
+    marks = mark_count(head, np.where(scored, truth, MASKED))
     if not n:
-        return HeadScore(None, 0, dict.fromkeys(baselines)), None
+        return HeadScore(None, 0, dict.fromkeys(baselines), marks=marks), None
     y, p = truth[scored], seeds[0, scored]
+    found = transitions(truth, seeds[0]) if head == "position" else None
+    k = len(CLASSES[head])
+    confusion = np.zeros((k, k), dtype=np.int64)
+    np.add.at(confusion, (y, p), 1)
+    counts = tuple(tuple(int(c) for c in row) for row in confusion)
+    if marks is not None and marks.too_few:
+        return HeadScore(None, n, dict.fromkeys(baselines), confusion=counts,
+                         transitions=found, marks=marks), None
     rights = seeds[:, scored] == y
     base_right = {name: pred[scored] == y for name, pred in baselines.items()}
     accuracy: dict[str, float | None] = {name: float(r.mean()) for name, r in
@@ -215,9 +249,6 @@ def scored_head(head: str, truth: np.ndarray, predicted: np.ndarray,
         if boot is not None:
             interval = boot.interval()
             verdict = verdict_of(margin, interval)
-    k = len(CLASSES[head])
-    confusion = np.zeros((k, k), dtype=np.int64)
-    np.add.at(confusion, (y, p), 1)
     direction = None
     if head in MARKET_HEADS:
         sided = ((y == _DOWN) | (y == _UP)) & ((p == _DOWN) | (p == _UP))
@@ -225,15 +256,32 @@ def scored_head(head: str, truth: np.ndarray, predicted: np.ndarray,
     return HeadScore(
         accuracy=float(rights.mean()), n=n, baselines=accuracy, best_baseline=best,
         margin=margin, interval=interval, verdict=verdict, direction_accuracy=direction,
-        confusion=tuple(tuple(int(c) for c in row) for row in confusion),
-        transitions=transitions(truth, seeds[0]) if head == "position" else None,
+        confusion=counts, transitions=found,
         block_days=None if boot is None else boot.block_days,
-        p_value=None if boot is None else boot.p_value, seed_margins=seed_margins), boot
+        p_value=None if boot is None else boot.p_value, seed_margins=seed_margins,
+        marks=marks), boot
+
+
+def mark_words(marks: MarkCount) -> str:
+    """"3 trades", "1 region"."""
+    return f"{marks.marks:,} {marks.kind if marks.marks != 1 else marks.kind[:-1]}"
+
+
+def too_few_text(marks: MarkCount) -> str:
+    """"too few marks (3 trades, 140 reviewed candles; need 5 and 200)"."""
+    candles = "reviewed" if marks.kind == "trades" else "labelled"
+    return (f"too few marks ({mark_words(marks)}, {marks.labelled:,} {candles} candles; "
+            f"need {marks.min_marks} and {marks.min_labelled})")
 
 
 def describe(head: str, score: HeadScore | None) -> str:
     """One head's score in words, the same in the CLI and the window: its accuracy beside the
-    best baseline, and with an interval the margin and the verdict; "—" without data."""
+    best baseline, and with an interval the margin and the verdict; "—" without data, and
+    "too few marks (...)" for a trader head with too few ("no marks" with none)."""
+    if score is not None and score.marks is not None and score.too_few:
+        if not score.marks.labelled:
+            return f"{head}: no marks"
+        return f"{head}: {too_few_text(score.marks)}"
     if score is None or score.accuracy is None:
         return f"{head} {NO_DATA}"
     best = score.best_baseline

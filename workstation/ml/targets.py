@@ -139,6 +139,10 @@ class Targets:
             return np.isfinite(self.next_return_bps)
         return self.classes(head) != MASKED
 
+    def reviewed(self) -> np.ndarray:
+        """True where the trader's marks label the candle (a position or a regime)."""
+        return (self.position != MASKED) | (self.regime != MASKED)
+
     def class_counts(self, head: str, start: int = 0, stop: int | None = None) -> np.ndarray:
         values = self.classes(head)[start:stop]
         return np.bincount(values[values != MASKED], minlength=len(CLASSES[head]))
@@ -166,6 +170,20 @@ class Targets:
         return Targets(self.candle[start:stop], self.trend[start:stop],
                        self.position[start:stop], self.regime[start:stop],
                        self.next_return_bps[start:stop], self.volatility_bps[start:stop])
+
+
+def run_starts(labels: np.ndarray) -> np.ndarray:
+    """Whether each candle begins a run of one class: labelled, and the candle before it
+    unlabelled or labelled otherwise (the trader's regions, and with ``trade_starts`` trades)."""
+    labels = np.asarray(labels)
+    before = np.concatenate(([MASKED], labels[:-1]))
+    return (labels != MASKED) & (labels != before)
+
+
+def trade_starts(position: np.ndarray) -> np.ndarray:
+    """Whether each candle begins a trade: a run of long or short (``run_starts``)."""
+    position = np.asarray(position)
+    return run_starts(position) & (position != POSITION_CLASSES.index("flat"))
 
 
 def direction(log_return_bps: np.ndarray, flat_bps) -> np.ndarray:

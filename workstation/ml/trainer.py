@@ -40,14 +40,7 @@ from ..errors import WorkstationError
 from ..market.series import SeriesKey
 from .baselines import fit_baselines
 from .config import TradingTransformerConfig, TrainConfig
-from .dataset import (
-    DeviceSeries,
-    TimeSplit,
-    TrainingData,
-    WindowBatch,
-    WindowSampler,
-    split_by_time,
-)
+from .dataset import DeviceSeries, TrainingData, WindowBatch, WindowSampler
 from .device import describe, memory_stats, prepare_thread, resolve_device
 from .distributed import World, any_rank, join, leave, shard, summed
 from .events import (
@@ -66,7 +59,15 @@ from .history.writer import RunHistory
 from .model import ModelOutput, TradingTransformer
 from .ownership import ModelClaim, claim
 from .scoring import day_blocks, score_head
-from .targets import CLASS_HEADS, HEADS, TargetSpec
+from .split import (
+    TimeSplit,
+    check_marks,
+    plan_split,
+    spans_record,
+    split_marks,
+    until_index,
+)
+from .targets import CLASS_HEADS, HEADS, TRADER_HEADS, TargetSpec
 
 log = logging.getLogger(__name__)
 
@@ -269,14 +270,17 @@ class Trainer:
     ``provenance`` text instead). ``checkpoints`` is a ``CheckpointStore`` (or None: nothing
     is saved); ``resume_from`` a ``LoadedCheckpoint`` of the same model, features, targets and
     series, from which the run continues at the same step, epoch, batch, learning rate and
-    RNG state."""
+    RNG state. Its spans follow ``split``'s rule; a run whose training span holds none of
+    the trades there are is refused, unless not ``strict_marks`` (a walk-forward fold: it
+    then trains on, saying so in ``RunStarted.warnings``)."""
 
     def __init__(self, model_config: TradingTransformerConfig, train_config: TrainConfig,
                  data: TrainingData, device: torch.device | str, *,
                  on_event: Callable[[Event], None], stop: threading.Event,
                  checkpoints=None, run_id: str | None = None, series: SeriesKey | None = None,
                  provenance: str | None = None, resume_from=None,
-                 manifest: dict | None = None, world: World | None = None):
+                 manifest: dict | None = None, world: World | None = None,
+                 strict_marks: bool = True):
         if model_config.n_features != data.features.shape[1]:
             raise WorkstationError(f"model expects {model_config.n_features} features, data "
                                    f"has {data.features.shape[1]}")
@@ -310,11 +314,20 @@ class Trainer:
         # what a training step calls: the model, its DDP or compiled copy (set up by _setup)
         self._forward: Callable[[torch.Tensor], ModelOutput] | None = None
         self._claim: ModelClaim | None = None
-        self.split: TimeSplit = split_by_time(
+        self.split: TimeSplit = plan_split(
             len(data), model_config.seq_len, train_config.val_fraction,
-            gap=model_config.seq_len + data.target_spec.horizon)
-        self._train_windows = WindowSampler(*self.split.train, model_config.seq_len,
-                                            train_config.window_stride)
+            gap=model_config.seq_len + data.target_spec.horizon,
+            reviewed=data.targets.reviewed(),
+            limit=until_index(data.ts, train_config.train_until))
+        self.marks = split_marks(data.targets, self.split)
+        try:
+            self.warnings = check_marks(self.marks, self.split, data.ts)
+        except WorkstationError as exc:
+            if strict_marks:
+                raise
+            self.warnings = (str(exc),)
+        self._train_windows = WindowSampler.over(self.split.train_spans, model_config.seq_len,
+                                                 train_config.window_stride)
         self._val_windows = WindowSampler(*self.split.val, model_config.seq_len)
         t = data.targets
         self._majority = {
@@ -442,7 +455,8 @@ class Trainer:
         self.series = DeviceSeries(self.data, device)
         self._weights = head_weights(self.data.target_spec, device)
         self._classes = class_weights(self.data, self.split.train, device)
-        fitted = fit_baselines(self.data, self.split.train)
+        fitted = fit_baselines(self.data, self.split.train, max_lags=self.model_config.seq_len,
+                               gap=self.split.gap, lagged_heads=TRADER_HEADS)
         self._val_baselines = {head: fitted.predict(head, *self.split.val)
                                for head in CLASS_HEADS}
         self._params = list(model.parameters())
@@ -462,7 +476,9 @@ class Trainer:
             train_windows=self._train_windows.n_windows,
             val_windows=self._val_windows.n_windows, steps_per_epoch=self.steps_per_epoch,
             total_steps=self.total_steps, start_step=self.step,
-            resumed_from=str(self.resume_from.path) if self.resume_from is not None else None))
+            resumed_from=str(self.resume_from.path) if self.resume_from is not None else None,
+            spans=spans_record(self.split, self.marks, self.data.ts),
+            split_rule=self.split.rule, warnings=self.warnings))
         self._forward = self._ddp or model
         if tc.compiles_on(device.type):
             self._forward = torch.compile(self._forward, backend=tc.compile_backend)
@@ -656,17 +672,28 @@ class Trainer:
             "epoch": self.epoch,  # completed epochs
             "resume": {"epoch": self.epoch, "batch": self.batch},
             "reason": reason,
-            "data": {"candles": len(self.data), "train": list(self.split.train),
-                     "val": list(self.split.val), "gap": self.split.gap,
-                     # open times of the first and last candle the run saw (training and
-                     # validation): a backtest after last_ts is out of sample
-                     "first_ts": int(self.data.ts[0]), "last_ts": int(self.data.ts[-1])},
+            "data": self._data_record(),
         }
         path = self.checkpoints.save(self.run_id, self._net(), self.optimizer, self.scheduler,
                                      meta, is_best=is_best)
         self._last_checkpoint = str(path)
         self._emit(CheckpointSaved(self.run_id, path=str(path), step=self.step,
                                    epoch=self.epoch, reason=reason, is_best=is_best))
+
+    def _data_record(self) -> dict:
+        """Where the run's spans lie, as its checkpoints record them: ``first_ts`` and
+        ``last_ts`` the open times of the first and last candle it saw (trained or validated
+        on); ``held_out_first_ts`` where the held-out span begins (``train_until``): a
+        backtest from there (or after ``last_ts`` without it) is out of sample."""
+        split, ts = self.split, self.data.ts
+        record = {"candles": len(self.data), "train": list(split.train),
+                  "val": list(split.val), "gap": split.gap, "rule": split.rule,
+                  "after": list(split.after) if split.after is not None else None,
+                  "held_out": list(split.held_out) if split.held_out is not None else None,
+                  "first_ts": int(ts[0]), "last_ts": int(ts[split.used - 1])}
+        if split.held_out is not None:
+            record["held_out_first_ts"] = int(ts[split.held_out[0]])
+        return record
 
     def _finish_stopped(self, started: float) -> Finished | Failed:
         try:

@@ -39,7 +39,7 @@ DATA = "Data"
 FILE = "File"
 HELP = "Help"
 
-TRAINING_TABS = ("Curves", "Live", "Confusion", "Evaluation", "Runs")  # the workspace's tabs
+TRAINING_TABS = ("Curves", "Live", "Confusion", "Evaluation", "Report", "Runs")  # its tabs
 
 KEYMAP: tuple[Command, ...] = (
     # -- the chart with the keyboard (``chart.ChartWidget``) ---------------------------------
@@ -142,6 +142,14 @@ KEYMAP: tuple[Command, ...] = (
             "Stop what runs, then train a fresh model as a new run"),
     Command("train.resume", "Resume", ("Ctrl+F5",), TRAINING,
             "Continue the latest run from its checkpoint"),
+    Command("train.until_cursor", "Train until the cursor's candle", ("Ctrl+U",), TRAINING,
+            "Hold out every candle after the cursor's: new runs train and validate up to it, "
+            "and a backtest of such a run tests the held-out span (again on the same candle: "
+            "train on every candle)"),
+    Command("train.report", "Did it learn my marks? (report on the run shown)", ("Shift+F7",),
+            TRAINING, "The Report tab for the run shown, as `workstation report` prints it: "
+            "marks by span, each trader head beside its baselines, entries and exits, and the "
+            "held-out backtest"),
     Command("train.clear", "Clear checkpoints…", (), TRAINING,
             "Delete every saved checkpoint (asks first; stops a running run)"),
     Command("train.evaluate", "Run / stop walk-forward evaluation", ("F7",), TRAINING,

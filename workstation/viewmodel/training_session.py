@@ -106,6 +106,7 @@ class TrainingSession:
             "train.resume": ready and idle,
             "train.clear": ready and self.state != "stopping",
             "train.evaluate": ready and (idle or self.state == "evaluating"),
+            "train.until_cursor": self.can_start(ready, busy),
             "train.paper": True,
         }
 

@@ -17,12 +17,15 @@ the time the run was not running is not counted). The types:
 - ``epoch``: one per ``EpochEnd``: ``epoch``, ``step``, ``lr``, ``elapsed_s``, ``is_best``,
   ``memory`` and ``train`` / ``val`` (``loss``, ``head_losses``, ``examples``, ``batches``
   and ``heads``: per class head ``accuracy``, ``n``, ``baselines``, ``best_baseline``, its
-  accuracy ``best_baseline_accuracy``, ``margin``, ``interval``, ``verdict`` ...).
+  accuracy ``best_baseline_accuracy``, ``margin``, ``interval``, ``verdict`` ..., and for
+  the trader heads ``marks`` (the counts of ``MarkCount``) and ``too_few``).
 - ``checkpoint``: one per ``CheckpointSaved`` (``step``, ``epoch``, ``reason``, ``is_best``,
   ``path``).
 - ``end``: how the run ended: ``state`` "completed", "stopped" or "failed" (then
   ``message``, ``nonfinite``, ``traceback``), ``step``, ``epoch``, ``best_val_loss``.
-- ``evaluation``: a walk-forward evaluation's verdict per head (``verdicts``, ``heads``).
+- ``evaluation``: a walk-forward evaluation's verdict per head (``verdicts``, ``heads``) and
+  the position head's entries and exits pooled (``trade_events``: ``entries``, ``exits``, each
+  an ``EventMatch``; null without one) and per fold (``fold_trade_events``).
 
 A metric without data is null, never 0. Unknown types are passed over by the reader (a
 newer Workstation may write more).
@@ -112,7 +115,8 @@ def _plain(value: Any) -> Any:
 
 
 def _head_score(score: HeadScore) -> dict:
-    return dict(_plain(score), best_baseline_accuracy=_plain(score.best_baseline_accuracy))
+    return dict(_plain(score), best_baseline_accuracy=_plain(score.best_baseline_accuracy),
+                too_few=score.too_few)
 
 
 def _split(metrics: SplitMetrics) -> dict:
@@ -165,5 +169,7 @@ def record_of(event: object) -> dict | None:
             return {"type": "evaluation", "folds": event.folds,
                     "elapsed_s": _plain(event.elapsed_s),
                     "verdicts": {h: s.verdict for h, s in event.summary.items()},
-                    "heads": {h: _head_score(s) for h, s in event.summary.items()}}
+                    "heads": {h: _head_score(s) for h, s in event.summary.items()},
+                    "trade_events": _plain(event.trade_events),
+                    "fold_trade_events": _plain(event.fold_trade_events)}
     return None

@@ -4,7 +4,8 @@ One table per head of ``ml.targets.CLASS_HEADS``: a row per true class, a column
 class (names from ``ml.targets.CLASSES``), each cell the count of validation candles and its
 share of the row; the right answers (the diagonal) are tinted green, the wrong ones red, as
 strongly as their share. A head with no validation targets (the trader's heads without
-annotations) says so instead.
+annotations) says so instead; a trader head with too few marks to score
+(``ml.scoring.MIN_MARKS``) shows its counts alone, untinted, and says "too few marks (...)".
 """
 
 from __future__ import annotations
@@ -70,7 +71,9 @@ class HeadMatrix(QGroupBox):
                 self.table.setItem(r, c, QTableWidgetItem(NO_DATA))
         self.caption.setText(NO_TARGETS)
 
-    def show_counts(self, counts: tuple[tuple[int, ...], ...] | None, caption: str) -> None:
+    def show_counts(self, counts: tuple[tuple[int, ...], ...] | None, caption: str,
+                    shares: bool = True) -> None:
+        """``counts[truth][prediction]`` with ``caption``; without ``shares``: counts alone."""
         if counts is None:
             self.clear()
             return
@@ -80,13 +83,16 @@ class HeadMatrix(QGroupBox):
             total = sum(row)
             for c, count in enumerate(row):
                 share = count / total if total else 0.0
-                item = QTableWidgetItem(f"{count:,}  ({percent(share, 0)})" if total else "0")
+                item = QTableWidgetItem(f"{count:,}  ({percent(share, 0)})" if total and shares
+                                        else f"{count:,}")
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-                tint = QColor(_RIGHT if r == c else _WRONG)
-                tint.setAlpha(int(MAX_TINT * share))
-                item.setBackground(tint)
-                item.setToolTip(f"true {names[r]}, predicted {names[c]}: {count:,} of "
-                                f"{total:,} ({percent(share, 0)})")
+                tip = f"true {names[r]}, predicted {names[c]}: {count:,} of {total:,}"
+                if shares:
+                    tint = QColor(_RIGHT if r == c else _WRONG)
+                    tint.setAlpha(int(MAX_TINT * share))
+                    item.setBackground(tint)
+                    tip += f" ({percent(share, 0)})"
+                item.setToolTip(tip)
                 self.table.setItem(r, c, item)
         self.caption.setText(caption)
 
@@ -113,4 +119,5 @@ class ConfusionMatrices(QWidget):
             score = event.val.heads.get(head)
             counts = score.confusion if score is not None else None
             matrix.show_counts(counts, f"validation, epoch {event.epoch + 1}: "
-                                       f"{describe(head, score)}")
+                                       f"{describe(head, score)}",
+                               shares=score is None or not score.too_few)

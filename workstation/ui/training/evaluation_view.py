@@ -12,6 +12,11 @@ adjusted, and the candles scored. A row's tooltip is the head's score in the CLI
 (``ml.scoring.describe``), that of its baseline cells every baseline's accuracy
 (``ml.scoring.describe_baselines``: the best of them all is the bar); below the table, how
 far the trader's labels read ahead and the hindsight check (``ml.hindsight.describe_reach``).
+Beneath, "Entries and exits": per fold and pooled ("all"), the position head's entries and
+exits as events (``ml.entry_events``): the trader's and the model's counts, recall and
+precision within ``EVENT_WINDOW`` candles each beside random events at the model's rate with
+the margin's 95 % interval, and the median timing error; a row's tooltip says it in the CLI's
+words (``entry_events.describe_match``).
 """
 
 from __future__ import annotations
@@ -35,17 +40,20 @@ from PySide6.QtWidgets import (
 
 from ...display import NO_DATA, number, percent, points
 from ...ml.config import DEFAULT_SEEDS
+from ...ml.entry_events import EVENT_WINDOW, describe_match, interval_text, too_few_text
 from ...ml.events import (
     BatchEnd,
     EpochEnd,
     EvaluationFinished,
+    EventMatch,
     FoldScored,
     FoldStarted,
     HeadScore,
     RunStarted,
+    TradeEvents,
 )
 from ...ml.hindsight import describe_reach
-from ...ml.scoring import EDGE, describe, describe_baselines
+from ...ml.scoring import EDGE, describe, describe_baselines, mark_words
 from ...ml.targets import CLASS_HEADS
 from ..tables import cell_texts
 
@@ -54,12 +62,17 @@ COLUMNS = ("Fold", "Head", "Accuracy", "Best baseline", "Baseline", "Margin", "9
 DEFAULT_FOLDS = 4
 DEFAULT_EPOCHS = 3
 TOO_FEW_DAYS = "too few days"
+TOO_FEW_MARKS = "too few marks"
 _EDGE_COLOR, _NO_EDGE_COLOR = QColor("#26a69a"), QColor("#9e9e9e")
 
 
 def score_cells(score: HeadScore) -> tuple[str, ...]:
     """Accuracy, best baseline, its accuracy, margin, interval, block length, verdict,
-    multiplicity and n of ``score``."""
+    multiplicity and n of ``score``; with too few marks, "too few marks (n)" for the
+    accuracy and the verdict, "—" between."""
+    if score.marks is not None and score.too_few:
+        few = f"{TOO_FEW_MARKS} ({mark_words(score.marks)})"
+        return (few, *(NO_DATA,) * 5, TOO_FEW_MARKS, NO_DATA, f"{score.n:,}")
     interval = NO_DATA if score.interval is None else \
         f"[{score.interval[0] * 100:+.2f}, {score.interval[1] * 100:+.2f}] pp"
     verdict = score.verdict or (TOO_FEW_DAYS if score.margin is not None else NO_DATA)
@@ -69,9 +82,32 @@ def score_cells(score: HeadScore) -> tuple[str, ...]:
             f"{score.n:,}")
 
 
+EVENT_COLUMNS = ("Fold", "Events", "Trader", "Model", "Recall", "Random recall",
+                 "Recall margin", "Recall 95 %", "Precision", "Random precision",
+                 "Precision margin", "Precision 95 %", "Timing (candles)", "|Timing|")
+
+
+def event_cells(m: EventMatch) -> tuple[str, ...]:
+    """The trader's and the model's event counts, recall, its random baseline, margin and
+    interval, the same of precision, and the median timing errors of ``m``; with too few
+    trader's events "too few entries (n)" for the recall, "—" after it."""
+    few = too_few_text(m)
+    if few is not None:
+        return (f"{m.true:,}", f"{m.predicted:,}", few, *(NO_DATA,) * 9)
+
+    def bar(interval: tuple[float, float] | None) -> str:
+        return TOO_FEW_DAYS if interval is None else f"{interval_text(interval)} pp"
+
+    return (f"{m.true:,}", f"{m.predicted:,}", percent(m.recall), percent(m.random_recall),
+            points(m.recall_margin), bar(m.recall_interval), percent(m.precision),
+            percent(m.random_precision), points(m.precision_margin),
+            bar(m.precision_interval) if m.precision_margin is not None else NO_DATA,
+            number(m.timing, "+.1f"), number(m.abs_timing, ".1f"))
+
+
 class EvaluationView(QWidget):
     """See the module docstring. ``run_button`` takes the dock's command; ``rows()`` gives the
-    table's texts."""
+    table's texts, ``event_rows()`` those of the entries and exits."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -111,6 +147,17 @@ class EvaluationView(QWidget):
         self.labels = QLabel()
         self.labels.setWordWrap(True)
         self.labels.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        events_title = QLabel(f"Entries and exits of the position head, within {EVENT_WINDOW} "
+                              f"candles, beside random ones at the model's rate")
+        events_title.setWordWrap(True)
+        self.events_table = QTableWidget(0, len(EVENT_COLUMNS))
+        self.events_table.setObjectName("entryEventsTable")
+        self.events_table.setHorizontalHeaderLabels(list(EVENT_COLUMNS))
+        self.events_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.events_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.events_table.verticalHeader().hide()
+        self.events_table.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents)
         form = QFormLayout()
         form.addRow("Folds", self.folds)
         form.addRow("Epochs per fold", self.epochs)
@@ -122,7 +169,9 @@ class EvaluationView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.progress)
-        layout.addWidget(self.table, 1)
+        layout.addWidget(self.table, 2)
+        layout.addWidget(events_title)
+        layout.addWidget(self.events_table, 1)
         layout.addWidget(self.labels)
         self._folds = 0
         self._fold = 0  # the fold training now, 1-based
@@ -132,6 +181,7 @@ class EvaluationView(QWidget):
     def start(self, folds: int) -> None:
         """A new evaluation of ``folds`` folds: the table empties."""
         self.table.setRowCount(0)
+        self.events_table.setRowCount(0)
         self.labels.clear()
         self._folds, self._fold, self._scored, self._epochs = folds, 0, 0, None
         self.progress.setText(f"preparing {folds} folds…")
@@ -162,6 +212,8 @@ class EvaluationView(QWidget):
                     for head in CLASS_HEADS:
                         self._add_row(f"{event.fold + 1}/{event.folds}", head,
                                       event.heads[head])
+                    if event.trade_events is not None:
+                        self._add_events(f"{event.fold + 1}/{event.folds}", event.trade_events)
                     self._say(f"tested on candles {event.test[0]:,}–{event.test[1]:,} "
                               f"(epoch {event.epoch}; embargo {event.embargo_words})")
                 case EvaluationFinished():
@@ -171,6 +223,11 @@ class EvaluationView(QWidget):
                             self._add_row(f"{k + 1}/{event.folds}", head, heads[head])
                     for head in CLASS_HEADS:
                         self._add_row("all", head, event.summary[head])
+                    self.events_table.setRowCount(0)
+                    for k, events in enumerate(event.fold_trade_events):
+                        self._add_events(f"{k + 1}/{event.folds}", events)
+                    if event.trade_events is not None:
+                        self._add_events("all", event.trade_events)
                     self.labels.setText("\n".join(describe_reach(r) for r in event.labels))
                     self.progress.setText(f"{event.folds} folds in {event.elapsed_s:.0f} s; "
                                           f"the rows \u201call\u201d pool every test span")
@@ -185,6 +242,9 @@ class EvaluationView(QWidget):
 
     def rows(self) -> list[tuple[str, ...]]:
         return cell_texts(self.table)
+
+    def event_rows(self) -> list[tuple[str, ...]]:
+        return cell_texts(self.events_table)
 
     def _say(self, text: str) -> None:
         self.progress.setText(f"fold {max(self._fold, 1)} of {self._folds}: {text}")
@@ -204,3 +264,17 @@ class EvaluationView(QWidget):
                 item.setFont(font)
             self.table.setItem(row, column, item)
         self.table.scrollToBottom()
+
+    def _add_events(self, fold: str, events: TradeEvents) -> None:
+        for match in (events.entries, events.exits):
+            row = self.events_table.rowCount()
+            self.events_table.insertRow(row)
+            tip = describe_match(match)
+            for column, text in enumerate((fold, match.kind, *event_cells(match))):
+                item = QTableWidgetItem(text)
+                item.setToolTip(tip)
+                if fold == "all":
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                self.events_table.setItem(row, column, item)

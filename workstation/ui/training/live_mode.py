@@ -18,7 +18,7 @@ from PySide6.QtCore import Slot
 
 from ...display import number, percent
 from ...timeparse import format_minute
-from .prediction_overlay import position_text
+from .prediction_overlay import badge_text
 from .reference_feed import ReferenceFeed
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ class LiveMode:
         self._live_steps = 0
         self._coalesced = 0
         self._live_reference: str | None = None  # the reference asset live mode follows
+        self._live_verdict: str | None = None  # the position head's, as the badge shows it
         self._reference_problem: str | None = None  # why live mode stopped for it
         self.reference_feed = ReferenceFeed(candle_cache, self)
         self.reference_feed.changed.connect(self._reference_changed)
@@ -79,6 +80,9 @@ class LiveMode:
         mode = "predicting with per-candle training" if ready.train else "predicting"
         self._live_mode = f"{mode} · {model} on {ready.device}"
         self._live_reference = ready.reference
+        self._live_verdict = ready.verdicts.get("position")
+        if self.overlay is not None:
+            self.overlay.show_ready(ready)
         if ready.reference:
             self._live_mode += f" · reads {ready.reference}"
         if ready.source_run is None:  # a fresh model is this session's only
@@ -136,17 +140,18 @@ class LiveMode:
         if step.reference_present is False:
             behind += f" · no {self._live_reference} candle at this one's time: masked"
         p = step.prediction
+        badge = badge_text(p, self._live_verdict)
         self.readout.set_live(
             f"{self._live_steps} predictions · candle {percent(a.live_candle_acc)} (majority "
             f"{percent(a.live_candle_baseline)}, n={a.live_candle_n}) · trend "
             f"{percent(a.live_trend_acc)} (majority {percent(a.live_trend_baseline)}, "
-            f"n={a.live_trend_n}) · the chart's badge: {position_text(p)}, the position "
+            f"n={a.live_trend_n}) · the chart's badge: {badge}, the position "
             f"the trader's head would hold after this candle (regime {p.regime_label})"
             f"{loss}{behind}")
         if self.state == "live":
             self._set_state("live", f"{self._live_mode} · next {p.candle_label} "
                                     f"{p.confidence:.0%}, trend {p.trend_label} · "
-                                    f"{position_text(p)}{behind}")
+                                    f"{badge}{behind}")
 
     def _submit_live(self) -> None:
         """Offer the live session the newest closed candles (it picks the window it needs),

@@ -1,6 +1,7 @@
 """The latest numbers of a training run as text, beside its curves (``MetricReadout``):
 epoch, step, losses, each head's accuracy beside its baselines, learning rate, gradient norm,
-throughput and live mode's line. Anything without data reads "—".
+throughput and live mode's line. Anything without data reads "—"; a trader head with too
+few marks on validation reads "too few marks (...)" there (``ml.scoring``).
 """
 
 from __future__ import annotations
@@ -9,10 +10,19 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QWidget
 
 from ...display import NO_DATA, number, percent
-from ...ml.events import BatchEnd, EpochEnd, RunStarted
+from ...ml.events import BatchEnd, EpochEnd, MarkCount, RunStarted
 from ...ml.history.reader import history_points
-from ...ml.scoring import describe
+from ...ml.scoring import describe, too_few_text
 from ...ml.targets import CLASS_HEADS
+
+
+def _recorded_marks(score) -> MarkCount | None:
+    """The ``marks`` of a recorded head score, when it holds them whole."""
+    marks = score.get("marks") if isinstance(score, dict) else None
+    try:
+        return MarkCount(**marks) if isinstance(marks, dict) else None
+    except TypeError:
+        return None
 
 
 class MetricReadout(QWidget):
@@ -102,8 +112,12 @@ class MetricReadout(QWidget):
         if epochs:
             epoch_point = epochs[-1]
             v["val_loss"].setText(number(epoch_point.loss))
+            recorded = (history.epochs[-1].get("val") or {}).get("heads") or {}
             for head in CLASS_HEADS:
                 accuracy = epoch_point.accuracy.get(head)
+                marks = _recorded_marks(recorded.get(head))
+                if marks is not None and marks.too_few:
+                    v[head].setText(f"val: {too_few_text(marks)} · recorded")
                 if accuracy is None:
                     continue
                 name, best = epoch_point.best.get(head, (None, None))
@@ -121,7 +135,8 @@ class MetricReadout(QWidget):
         for head in CLASS_HEADS:
             parts = [describe(split, scores[head]) for split, scores in
                      (("train", self._train), ("val", self._val))
-                     if head in scores and scores[head].accuracy is not None]
+                     if head in scores and (scores[head].accuracy is not None
+                                            or scores[head].too_few)]
             self.values[head].setText("; ".join(parts) if parts else NO_DATA)
 
     def set_live(self, text: str) -> None:

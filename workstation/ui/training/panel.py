@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...display import number
+from ...errors import WorkstationError
 from ...ml.events import (
     BatchEnd,
     CheckpointSaved,
@@ -58,7 +59,9 @@ from ...ml.events import (
     LiveWaiting,
     RunStarted,
 )
+from ...ml.split import describe_spans
 from ...paths import AppPaths
+from ...timeparse import format_minute
 from ...viewmodel.training_session import TrainingSession
 from ..command_registry import commands, create_command_actions
 from ..keymap import TRAINING
@@ -74,6 +77,7 @@ from .live_mode import LiveMode
 from .metric_readout import MetricReadout
 from .paper_view import PaperTrading
 from .prediction_overlay import PredictionOverlay
+from .report_view import ReportView
 from .runs import Exported, RunList, RunsListed
 from .runs_tab import RunsTab
 from .settings_form import TrainingSettings
@@ -94,7 +98,7 @@ WARMUP_DELAY_MS = 400  # after the window has shown (torch import would slow its
 
 _ICONS = {"train.start": "start", "train.live": "live", "train.live_train": "live_train",
           "train.stop": "stop", "train.restart": "restart", "train.resume": "resume",
-          "train.clear": "clear", "train.evaluate": "start"}
+          "train.clear": "clear", "train.evaluate": "start", "train.until_cursor": "hold_out"}
 _IN_EVALUATION_TAB = "train.evaluate"  # its button is on the Evaluation tab
 _BUTTONS = ("train.start", "train.live", "train.live_train", "train.stop", "train.restart",
             "train.resume", "train.clear")
@@ -156,13 +160,15 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
             "train.resume": self.resume,
             "train.clear": self.clear_checkpoints,
             "train.evaluate": self.toggle_evaluation,
+            "train.until_cursor": self.train_until_cursor,
         }, context=Qt.ShortcutContext.WindowShortcut)
         for command_id, action in self.command_actions.items():
             action.setIcon(icon(_ICONS[command_id]))
             if command_id in _BUTTON_TEXTS:
                 action.setIconText(_BUTTON_TEXTS[command_id])
                 action.setToolTip(f"{action.text()}: {action.toolTip()}")
-            self.buttons[command_id].setDefaultAction(action)
+            if command_id in self.buttons:
+                self.buttons[command_id].setDefaultAction(action)
         self.paper.action.setIcon(icon("paper"))
         self.command_actions["train.paper"] = self.paper.action
         live_data.candle_closed.connect(self._on_candle_closed)
@@ -238,6 +244,19 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         box.setContentsMargins(0, 0, 0, 0)
         self.settings = TrainingSettings()
         box.addWidget(self.settings)
+        self.marks_box = QGroupBox("Marks by span")
+        self.marks_label = QLabel("Where the marks fall shows when a run starts")
+        self.marks_label.setWordWrap(True)
+        self.marks_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.marks_warning = QLabel()
+        self.marks_warning.setObjectName("marksWarning")
+        self.marks_warning.setWordWrap(True)
+        self.marks_warning.setStyleSheet("color: #ffa726")
+        self.marks_warning.hide()
+        marks = QVBoxLayout(self.marks_box)
+        marks.addWidget(self.marks_label)
+        marks.addWidget(self.marks_warning)
+        box.addWidget(self.marks_box)
         numbers = QGroupBox("Metrics")
         self.readout = MetricReadout()
         QVBoxLayout(numbers).addWidget(self.readout)
@@ -262,6 +281,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.confusion = ConfusionMatrices()
         self.curves.tabs.addTab(self.confusion, "Confusion")
         self.curves.tabs.addTab(self.evaluation, "Evaluation")
+        self.report = ReportView(self.paths, lambda: self.current_run_id)
+        self.curves.tabs.addTab(self.report, "Report")
         self.runs = RunList()
         self.runs.action_requested.connect(self._run_action)
         self.curves.tabs.addTab(self.runs, "Runs")
@@ -376,6 +397,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
             else:
                 log.error("the training worker did not stop within %.0f s", timeout_s)
         ok = self.warmup.join(max(0.0, deadline - time.monotonic())) and ok
+        ok = self.report.join(max(0.0, deadline - time.monotonic())) and ok
         for task in self._tasks:
             ok = task.join(max(0.0, deadline - time.monotonic())) and ok
         self._tasks = [t for t in self._tasks if t.is_running()]
@@ -465,6 +487,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         match event:
             case RunStarted():
                 self.provenance = event.provenance
+                self._show_marks(event)
                 self._show_run()
                 resumed = (f", resumed at step {event.start_step}" if event.resumed_from
                            else "")
@@ -484,6 +507,31 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
                 self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} done · "
                                             f"validation loss {number(event.val.loss)}"
                                             + (" (best)" if event.is_best else ""))
+
+    def _show_marks(self, event: RunStarted) -> None:
+        """Where the run's spans lie and the marks each holds, and its warnings (they stay
+        until the next run starts)."""
+        lines = describe_spans(event.spans)
+        if event.split_rule:
+            lines.append(f"({event.split_rule})")
+        self.marks_label.setText("\n".join(lines) or "—")
+        self.marks_warning.setText("\n".join(f"⚠ {w}" for w in event.warnings))
+        self.marks_warning.setVisible(bool(event.warnings))
+
+    def train_until_cursor(self) -> None:
+        """Hold out the candles after the chart's cursor candle (on it again: none)."""
+        when = self.chart.cursor_time if self.chart is not None else None
+        if when is None:
+            self._refuse("train until the cursor's candle: no candle is under the cursor")
+            return
+        try:
+            same = self.settings.train_until_ms() == when
+        except WorkstationError:
+            same = False
+        self.settings.set_train_until(None if same else when)
+        self._refuse("new runs train on every candle" if same else
+                     f"new runs train until {format_minute(when)}: later candles are held "
+                     f"out (Ctrl+U on the same candle: every candle)")
 
     @Slot()
     def _worker_finished(self) -> None:

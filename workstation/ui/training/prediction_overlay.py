@@ -7,10 +7,13 @@ that candle, ▲ up, ◆ flat or ▼ down in the chart theme's up, neutral and d
 contrast with the background (``MIN_OPACITY``). With outcomes shown (``O``), a mark whose
 candle has closed is filled when the call was right and hollow when it was wrong. The
 position head is the badge in the pane's top right corner, the position the model suggests
-holding once the newest candle has closed ("suggested LONG 72%"). A legend in a strip above
-the plot (never over the candles) says all of that and gives each market head's rolling live
-accuracy beside its majority and persistence baselines over the same candles
-(``ml.live.RollingAccuracy``, in both live modes).
+holding once the newest candle has closed, with that head's standing in the validation of
+the checkpoint live mode loaded (``LiveReady.verdicts``, ``ml.head_verdicts``): "suggested LONG
+72% · edge" in the position's colour; "· no edge shown" or "· not evaluated" (no verdict, or a
+model never validated) muted, in the theme's grey (``muted_color``). A legend in a strip above
+the plot (never over the candles) says all of that, gives each trader head's verdict and the
+validation it came from, and each market head's rolling live accuracy beside its majority and
+persistence baselines over the same candles (``ml.live.RollingAccuracy``, in both live modes).
 
 The marks stay on the chart when live mode stops, and when it starts again, until the trader
 clears them (``Shift+C``) or another series is shown; the badge goes when live mode stops (its
@@ -22,8 +25,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...display import percent
-from ...ml.events import LiveAccuracy, LiveStep
+from ...ml.events import LiveAccuracy, LiveReady, LiveStep
+from ...ml.head_verdicts import NOT_EVALUATED, standing
 from ...ml.live import RollingAccuracy
+from ...ml.scoring import EDGE
+from ...ml.targets import TRADER_HEADS
 from ..chart.colors import ChartColors
 from ..chart.overlays import LANE_SHAPES, LegendRow
 from ..command_registry import create_command_actions
@@ -60,12 +66,31 @@ def direction_colors(colors: ChartColors) -> dict[str, str]:
     return {"up": colors.up, "flat": colors.axis_text, "down": colors.down}
 
 
+def muted_color(colors: ChartColors) -> str:
+    """The badge's colour when its head has shown no edge: the theme's crosshair grey."""
+    return colors.crosshair
+
+
+def verdicts_text(verdicts: dict[str, str | None], source: str | None,
+                  trained: bool = False) -> str:
+    """Each trader head's verdict and where it came from: ``"trader heads, validation of run
+    R, epoch 3: position edge · regime no edge shown"``; ``trained``: live mode trains the
+    model on, so the verdict is of the model it started from."""
+    heads = " · ".join(f"{h} {verdicts.get(h) or NOT_EVALUATED}" for h in TRADER_HEADS)
+    if source is None:
+        return f"trader heads: {heads} (this model records no validation)"
+    before = ", before per-candle training" if trained else ""
+    return f"trader heads, {source}{before}: {heads}"
+
+
 def legend_rows(accuracy: dict[str, LiveAccuracy], outcomes: bool, live: bool,
                 trend_horizon: int | None = None,
-                colors: ChartColors = ChartColors()) -> tuple[LegendRow, ...]:
+                colors: ChartColors = ChartColors(),
+                verdicts: str | None = None) -> tuple[LegendRow, ...]:
     """The legend: what the marks show (the candle head) and what the badge is (the position
-    head), the outcomes toggle, each market head's rolling accuracy beside its baselines, and
-    once live mode has stopped how to clear the marks."""
+    head), the outcomes toggle, each market head's rolling accuracy beside its baselines, in
+    live mode the trader heads' ``verdicts`` (``verdicts_text``), and once live mode has
+    stopped how to clear the marks."""
     palette = direction_colors(colors)
     glyphs = tuple((d, palette[d], False) for d in ("up", "flat", "down"))
     rows = [LegendRow("candle head: next candle up / flat / down, paler = less sure", None,
@@ -80,6 +105,8 @@ def legend_rows(accuracy: dict[str, LiveAccuracy], outcomes: bool, live: bool,
     for head, label in (("candle", "candle"), ("trend", trend)):
         if head in accuracy:
             rows.append(LegendRow(accuracy_text(accuracy[head], label)))
+    if live and verdicts:
+        rows.append(LegendRow(verdicts))
     return tuple(rows)
 
 
@@ -92,14 +119,19 @@ class PredictionOverlay:
 
     ``prediction``: the newest prediction while live mode runs (None otherwise); ``right`` /
     ``wrong``: how many of the marks on the chart were settled right / wrong; ``accuracy``: the
-    rolling accuracy shown (head -> ``LiveAccuracy``); ``show_outcomes``; ``command_actions``: the
-    two commands' QActions (on the chart, also in its ``command_actions`` for the View menu)."""
+    rolling accuracy shown (head -> ``LiveAccuracy``); ``verdicts`` / ``verdict_source``: the
+    trader heads' verdicts the badge shows, from the newest ``LiveReady`` (``show_ready``; none
+    before it: not evaluated); ``show_outcomes``; ``command_actions``: the two commands'
+    QActions (on the chart, also in its ``command_actions`` for the View menu)."""
 
     def __init__(self, chart, live_data=None):
         self.chart = chart
         self.live_data = live_data
         self.prediction = None
         self.accuracy: dict[str, LiveAccuracy] = {}
+        self.verdicts: dict[str, str | None] = {}
+        self.verdict_source: str | None = None
+        self._trained = False  # live mode trains on: the verdicts are of its starting model
         self.show_outcomes = True
         self.live = False  # a live session is showing its steps
         self._scorer = RollingAccuracy()
@@ -135,6 +167,14 @@ class PredictionOverlay:
         return len(self._marks)
 
     # -- what the dock calls ------------------------------------------------------------------
+    def show_ready(self, ready: LiveReady) -> None:
+        """A live session started: its model's verdicts replace the last session's."""
+        self.verdicts = dict(ready.verdicts)
+        self.verdict_source = ready.verdict_source
+        self._trained = ready.train
+        self._draw_badge()
+        self._draw_legend()
+
     def show_step(self, step) -> None:
         """A live step: its prediction gets a mark (and the badge), its outcomes settle the
         marks of earlier ones, and the legend shows the rolling accuracy."""
@@ -161,8 +201,7 @@ class PredictionOverlay:
         while len(self._marks) > MAX_MARKS:
             del self._marks[next(iter(self._marks))]
         self.prediction = p
-        self.overlays.set_badge(position_text(p), _POSITION_COLORS[p.position_label],
-                                group=CURRENT)
+        self._draw_badge()
         self._draw_marks()
         self._draw_legend()
 
@@ -195,6 +234,15 @@ class PredictionOverlay:
         self._draw_legend()
 
     # -- drawing ------------------------------------------------------------------------------
+    def _draw_badge(self) -> None:
+        p = self.prediction
+        if p is None:
+            return
+        verdict = self.verdicts.get("position")
+        color = (_POSITION_COLORS[p.position_label] if standing(verdict) == EDGE
+                 else muted_color(self.chart.colors))
+        self.overlays.set_badge(badge_text(p, verdict), color, group=CURRENT)
+
     def _follow_series(self) -> None:
         """Marks belong to the candles they were drawn on: another series drops them (the chart
         has cleared its overlays already)."""
@@ -225,10 +273,18 @@ class PredictionOverlay:
             return
         strip = self.overlays.legend_strip
         strip.set_colors(self.chart.colors.background, self.chart.colors.readout_text)
+        verdicts = verdicts_text(self.verdicts, self.verdict_source, self._trained)
         self.overlays.set_legend(legend_rows(self.accuracy, self.show_outcomes, self.live,
-                                             self._horizon, self.chart.colors), group=LEGEND)
+                                             self._horizon, self.chart.colors, verdicts),
+                                 group=LEGEND)
 
 
 def position_text(p) -> str:
-    """The badge of prediction ``p``: ``"suggested LONG 72%"``."""
+    """The suggestion of prediction ``p``: ``"suggested LONG 72%"``."""
     return f"suggested {p.position_label.upper()} {percent(p.position_confidence, 0)}"
+
+
+def badge_text(p, verdict: str | None) -> str:
+    """The badge: ``position_text`` and the position head's standing (``head_verdicts``):
+    ``"suggested LONG 72% · no edge shown"``."""
+    return f"{position_text(p)} · {standing(verdict)}"

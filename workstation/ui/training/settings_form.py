@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from ...ml.device import DeviceChoice
 from ...ml.job import TrainingRequest
+from ...timeparse import format_minute, parse_time_ms
 
 
 class TrainingSettings(QGroupBox):
@@ -73,8 +74,15 @@ class TrainingSettings(QGroupBox):
         form.addRow("Dropout", self.dropout)
         form.addRow(self.grad_checkpointing)
         form.addRow(self.mixed_precision)
+        self.train_until = QLineEdit()
+        self.train_until.setPlaceholderText("every candle (e.g. 2024-05-01 12:00)")
+        self.train_until.setToolTip(
+            "Train and validate on candles up to this time (UTC); the later ones are held "
+            "out, never trained or validated on, and are what a backtest of the run tests "
+            "by default (Ctrl+U: the cursor's candle)")
         form.addRow("Higher timeframes", self.higher_timeframes)
         form.addRow("Reference asset", self.reference)
+        form.addRow("Train until", self.train_until)
         self.preset.currentTextChanged.connect(self._preset_chosen)
         self.device.currentIndexChanged.connect(self._device_chosen)
         self.devices: list[DeviceChoice] = []
@@ -149,9 +157,19 @@ class TrainingSettings(QGroupBox):
                 isinstance(train_config.get("mixed_precision"), bool):
             self.mixed_precision.setChecked(train_config["mixed_precision"])
 
+    def set_train_until(self, ms: int | None) -> None:
+        """Hold out the candles after ``ms`` (None: train on every candle)."""
+        self.train_until.setText("" if ms is None else format_minute(ms))
+
+    def train_until_ms(self) -> int | None:
+        """The Train until time (None: every candle); a text that is no time is refused."""
+        text = self.train_until.text().strip()
+        return parse_time_ms(text) if text else None
+
     def request(self, resume_run: str | None = None,
                 epochs: int | None = None) -> TrainingRequest:
-        """The form as a ``TrainingRequest``: the preset, its overrides (model, training, and
+        """The form as a ``TrainingRequest`` (a Train until that is no time is refused with
+        ``WorkstationError``): the preset, its overrides (model, training, and
         the higher timeframes and reference asset as ``FeatureSpec`` fields, checked by
         ``ml.job.plan``) and the device. ``resume_run`` continues that run; ``epochs``
         replaces the form's Epochs (an evaluation's folds train their own)."""
@@ -160,7 +178,8 @@ class TrainingSettings(QGroupBox):
         model = {"seq_len": self.seq_len.value(), "dropout": round(self.dropout.value(), 4),
                  "use_gradient_checkpointing": self.grad_checkpointing.isChecked()}
         train = {"epochs": self.epochs.value() if epochs is None else epochs,
-                 "batch_size": self.batch_size.value(), "lr": self.lr.value()}
+                 "batch_size": self.batch_size.value(), "lr": self.lr.value(),
+                 "train_until": self.train_until_ms()}
         if self._has_precision_switch:
             train["mixed_precision"] = self.mixed_precision.isChecked()
         features = {"higher_timeframes": parse_higher_timeframes(self.higher_timeframes.text()),

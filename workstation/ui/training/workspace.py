@@ -85,6 +85,7 @@ class TrainingWorkspace(QObject):
             "view.training_window": self._window_toggled,
             **{f"view.training_{tab.lower()}": partial(self.show_tab, tab)
                for tab in TRAINING_TABS},
+            "train.report": self.show_report,
         }, Qt.ShortcutContext.WindowShortcut)
         self.command_actions["view.training_window"].setCheckable(True)
         mode = settings.value(MODE_KEY, "tab")
@@ -185,6 +186,11 @@ class TrainingWorkspace(QObject):
                 tabs.tabBar().setFocus(Qt.FocusReason.ShortcutFocusReason)
                 return
         raise WorkstationError(f"the training workspace has no {title} tab")
+
+    def show_report(self) -> None:
+        """Shift+F7: the Report tab, reporting on the run shown."""
+        self.show_tab("Report")
+        self.panel.report.refresh()
 
     def show_chart(self) -> None:
         if self.mode == "window":
