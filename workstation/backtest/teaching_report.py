@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WorkstationError
+from ..market.candles import Candles
+from ..market.series import SeriesKey
 from ..ml.checkpoints import CheckpointStore, model_stores, read_meta
 from ..ml.entry_events import describe_match, span_tallies, trade_events
 from ..ml.events import HeadScore, TradeEvents
@@ -187,11 +189,13 @@ def teaching_report(record: RunRecord, *, annotations_db: Path | None,
                     source: str | None = None, reference_source: str | None = None,
                     device: str = "auto", thresholds: tuple[float, ...] = (DEFAULT_THRESHOLD,),
                     fee_bps: float | None = None, slippage_bps: float | None = None,
-                    size: float = 1.0, should_stop: Callable[[], bool] = bool
-                    ) -> TeachingReport:
+                    size: float = 1.0, should_stop: Callable[[], bool] = bool,
+                    shown: tuple[Candles, SeriesKey] | None = None) -> TeachingReport:
     """``record``'s report (see the module docstring); its candles from ``source`` (default:
-    where it had them), imports torch. ``thresholds``: the confidence the position head's
-    backtest signal needs (one column each); costs and sizing as ``workstation backtest``."""
+    where it had them) or, when they are of the run's series, the candles ``shown`` (the
+    window's: a file the run only names); imports torch. ``thresholds``: the confidence the
+    position head's backtest signal needs (one column each); costs and sizing as ``workstation
+    backtest``."""
     from ..market.sources import load_series
     from ..ml.job import manifest_reference, plan_of, training_data
 
@@ -199,7 +203,11 @@ def teaching_report(record: RunRecord, *, annotations_db: Path | None,
     sizing = Sizing(size=size)  # checked before any candle is read
     series = series_of(manifest)
     try:
-        candles, key = load_series(source or series.source, series.symbol, series.timeframe)
+        if shown is not None and source is None and shown[1] == series:
+            candles, key = shown
+        else:
+            candles, key = load_series(source or series.source, series.symbol,
+                                       series.timeframe)
     except WorkstationError as exc:
         raise WorkstationError(f"run {run_id}'s candles ({source or series.source}) cannot be "
                                f"read: {exc}; name where they are with --source") from None

@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from ...display import number
 from ...errors import WorkstationError
+from ...market.series import SeriesKey
 from ...ml.events import (
     BatchEnd,
     CheckpointSaved,
@@ -59,6 +60,7 @@ from ...ml.events import (
     LiveWaiting,
     RunStarted,
 )
+from ...ml.live import CandleSnapshot
 from ...ml.split import describe_spans
 from ...paths import AppPaths
 from ...timeparse import format_minute
@@ -210,9 +212,16 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         for label in (self.detail_label, self.run_label):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, label.sizePolicy().verticalPolicy())
+        # a run's warnings about its marks: in sight until the next run starts
+        self.marks_warning = QLabel()
+        self.marks_warning.setObjectName("marksWarning")
+        self.marks_warning.setWordWrap(True)
+        self.marks_warning.setStyleSheet("color: #ffa726")
+        self.marks_warning.hide()
         outer.addWidget(self.state_label)
         outer.addWidget(self.detail_label)
         outer.addWidget(self.run_label)
+        outer.addWidget(self.marks_warning)
         # a failure and its traceback: in this column, so the plots keep their room
         self.error_box = QPlainTextEdit()
         self.error_box.setReadOnly(True)
@@ -242,21 +251,14 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         scrolled = QWidget()
         box = QVBoxLayout(scrolled)
         box.setContentsMargins(0, 0, 0, 0)
-        self.settings = TrainingSettings()
-        box.addWidget(self.settings)
         self.marks_box = QGroupBox("Marks by span")
         self.marks_label = QLabel("Where the marks fall shows when a run starts")
         self.marks_label.setWordWrap(True)
         self.marks_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.marks_warning = QLabel()
-        self.marks_warning.setObjectName("marksWarning")
-        self.marks_warning.setWordWrap(True)
-        self.marks_warning.setStyleSheet("color: #ffa726")
-        self.marks_warning.hide()
-        marks = QVBoxLayout(self.marks_box)
-        marks.addWidget(self.marks_label)
-        marks.addWidget(self.marks_warning)
+        QVBoxLayout(self.marks_box).addWidget(self.marks_label)
         box.addWidget(self.marks_box)
+        self.settings = TrainingSettings()
+        box.addWidget(self.settings)
         numbers = QGroupBox("Metrics")
         self.readout = MetricReadout()
         QVBoxLayout(numbers).addWidget(self.readout)
@@ -281,7 +283,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.confusion = ConfusionMatrices()
         self.curves.tabs.addTab(self.confusion, "Confusion")
         self.curves.tabs.addTab(self.evaluation, "Evaluation")
-        self.report = ReportView(self.paths, lambda: self.current_run_id)
+        self.report = ReportView(self.paths, lambda: self.current_run_id, self._shown_candles)
         self.curves.tabs.addTab(self.report, "Report")
         self.runs = RunList()
         self.runs.action_requested.connect(self._run_action)
@@ -517,6 +519,11 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.marks_label.setText("\n".join(lines) or "—")
         self.marks_warning.setText("\n".join(f"⚠ {w}" for w in event.warnings))
         self.marks_warning.setVisible(bool(event.warnings))
+
+    def _shown_candles(self) -> tuple[CandleSnapshot, SeriesKey] | None:
+        """The closed candles on screen and their series (None: none)."""
+        key = self.live_data.key
+        return None if key is None else (CandleSnapshot.of(self.live_data.candles), key)
 
     def train_until_cursor(self) -> None:
         """Hold out the candles after the chart's cursor candle (on it again: none)."""

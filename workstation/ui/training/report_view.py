@@ -1,7 +1,8 @@
 """The Report tab: "did it learn my marks?" for the run shown, as ``workstation report`` says
-it (``backtest.teaching_report``): marks by span, each trader head beside its baselines, the
-entries and exits, and the held-out backtest. "Report on the run shown" makes it off the GUI
-thread (``worker.TaskWorker``, its result through the view's own relay); the text is read-only.
+it (``backtest.teaching_report``), on the candles on screen when the run is of their series:
+marks by span, each trader head beside its baselines, the entries and exits, and the held-out
+backtest. "Report on the run shown" makes it off the GUI thread (``worker.TaskWorker``, its
+result through the view's own relay); the text is read-only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from PySide6.QtCore import Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
+from ...market.series import SeriesKey
+from ...ml.live import CandleSnapshot
 from ...paths import AppPaths
 from .worker import ProgressRelay, TaskFailed, TaskWorker, WorkerThread
 
@@ -21,22 +24,28 @@ NO_RUN = "no run shown: train one, or open one in the Runs tab"
 HINT = "Report on the run shown: its marks, scores beside baselines and held-out backtest"
 
 
-def report_lines(checkpoints_root: Path, annotations_db: Path, run_id: str) -> list[str]:
-    """Run ``run_id``'s teaching report as text (reads, predicts: off the GUI thread)."""
+def report_lines(checkpoints_root: Path, annotations_db: Path, run_id: str,
+                 shown: tuple[CandleSnapshot, SeriesKey] | None = None) -> list[str]:
+    """Run ``run_id``'s teaching report as text (reads, predicts: off the GUI thread), on the
+    candles ``shown`` in the window when the run is of their series."""
     from ...backtest.teaching_report import find_run, teaching_report
 
     record = find_run(run_id, checkpoints_root)
-    return teaching_report(record, annotations_db=annotations_db).lines()
+    on_screen = None if shown is None else (shown[0].candles(), shown[1])
+    return teaching_report(record, annotations_db=annotations_db, shown=on_screen).lines()
 
 
 class ReportView(QWidget):
     """The Report tab (see the module docstring); ``run_shown()`` names the run shown (None:
     none)."""
 
-    def __init__(self, paths: AppPaths, run_shown: Callable[[], str | None], parent=None):
+    def __init__(self, paths: AppPaths, run_shown: Callable[[], str | None],
+                 shown: Callable[[], tuple[CandleSnapshot, SeriesKey] | None] = lambda: None,
+                 parent=None):
         super().__init__(parent)
         self.paths = paths
         self.run_shown = run_shown
+        self.shown = shown  # the closed candles on screen and their series (None: none)
         self.button = QPushButton("Report on the run shown")
         self.button.clicked.connect(self.refresh)
         self.status = QLabel(HINT)
@@ -71,7 +80,7 @@ class ReportView(QWidget):
         self.button.setEnabled(False)
         self.status.setText(f"reporting on run {run_id}…")
         task = partial(report_lines, self.paths.checkpoints_dir, self.paths.annotations_db,
-                       run_id)
+                       run_id, self.shown())
         self._task = WorkerThread(TaskWorker(task, f"the report on run {run_id}", self.relay),
                                   "report")
         self._task.start()
