@@ -224,8 +224,9 @@ def test_a_run_trained_until_a_date_is_backtested_on_its_held_out_span(series, c
     out = capsys.readouterr()
     events = [json.loads(line) for line in out.out.splitlines()]
     started = next(e for e in events if e["event"] == "RunStarted")
-    gap = 32 + 10  # a window and the trend horizon
-    assert started["spans"]["held out"]["span"] == [2000 + gap, 3000]
+    gap = started["spans"]["held out"]["span"][0] - 2000  # a window and the longest reach
+    assert started["spans"]["held out"]["span"][1] == 3000 and gap >= 32 + 10
+    assert f"gaps of {gap} candles = 32-candle windows + " in started["split_rule"]
     assert started["spans"]["validation"]["last_ts"] == until
     assert started["train_config"]["train_until"] == until
     assert "held out: " in out.err

@@ -193,3 +193,19 @@ def test_walk_forward_folds_with_marks_are_tested_inside_the_reviewed_stretch():
     assert all(f.train[0] == 0 for f in folds)  # every candle before the stretch trains
     assert walk_forward_folds(len(data), 2, 16, 10)[-1].test[1] == len(data)
     assert reviewed_stretch(labelled({}).targets) is None
+
+
+def test_the_trainers_gap_covers_the_longest_mark():
+    import threading
+
+    from workstation.ml.config import TrainConfig, preset_config
+    from workstation.ml.trainer import Trainer
+
+    data = labelled(trades((400, 700), *[(900 + 40 * k, 920 + 40 * k) for k in range(20)]))
+    config = preset_config("tiny", seq_len=SEQ, n_features=data.features.shape[1])
+    run = Trainer(config, TrainConfig(epochs=1), data, "cpu", on_event=lambda e: None,
+                  stop=threading.Event(), provenance="test")
+    assert run.split.gap == SEQ + 300  # the 300-candle trade reads 300 ahead at its entry
+    assert run.split.val[0] - run.split.train[1] == run.split.gap
+    assert f"gaps of {SEQ + 300} candles = {SEQ}-candle windows + the longest mark, 300 " \
+        "candles" in run.split.rule

@@ -28,7 +28,9 @@ DEMO = {"market": "demo", "symbol": "DEMO/USDT", "timeframe": "1m"}
 
 
 def mark_demo(paths, candles) -> None:
-    """A reviewed stretch over the second half of the candles with two trades in it."""
+    """A reviewed stretch over the second half of the candles with two trades early in it
+    and an uptrend region near its end (the gap before validation covers the region's
+    look-ahead, so the trades train)."""
     n, ts, close = len(candles), candles.ts, candles.close
 
     def trade(direction, i, j):
@@ -39,9 +41,10 @@ def mark_demo(paths, candles) -> None:
     with AnnotationStore(paths.annotations_db) as store:
         store.merge([Region(**DEMO, start_ts=int(ts[n // 2]), end_ts=int(ts[-1]),
                             label="reviewed"),
-                     Region(**DEMO, start_ts=int(ts[n // 2]), end_ts=int(ts[n - 50]),
+                     Region(**DEMO, start_ts=int(ts[n - 300]), end_ts=int(ts[n - 50]),
                             label="uptrend"),
-                     trade("long", n - 140, n - 100), trade("short", n - 60, n - 30)])
+                     trade("long", n // 2 + 20, n // 2 + 60),
+                     trade("short", n // 2 + 100, n // 2 + 130)])
 
 
 def test_live_mode_shows_the_suggested_position_on_the_chart(qtbot, make_dock, paths):
@@ -122,7 +125,7 @@ def test_each_validation_updates_the_confusion_matrices_and_the_baselines(qtbot,
                                                                                "majority"))
         assert best.name == score.best_baseline
         assert best.value == score.best_baseline_accuracy
-        assert majority.value == score.baselines["majority"]
+        assert majority.value == score.baselines.get("majority")  # none: too few marks
         assert best.label in dock.curves.plots[head].legend_names()
 
     dock.settings.epochs.setValue(1)  # a new run starts with empty matrices

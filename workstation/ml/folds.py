@@ -15,6 +15,7 @@ from ..errors import WorkstationError
 from .config import DEFAULT_MAX_EMBARGO, TradingTransformerConfig, TrainConfig
 from .dataset import DeviceSeries, TrainingData
 from .events import Failed, FoldStarted
+from .split import embargo_of
 from .targets import CLASS_HEADS
 
 MIN_FOLDS = 2
@@ -34,24 +35,6 @@ class Fold:
     test: tuple[int, int]
     embargo: int
     words: str = ""  # what set the embargo
-
-
-def embargo_of(seq_len: int, horizon: int, longest_mark: int = 0, over_cap: int = 0,
-               max_embargo: int = DEFAULT_MAX_EMBARGO) -> tuple[int, str]:
-    """The embargo (candles) and what set it: a window plus the longest look-ahead of any
-    target, the market heads' ``horizon`` or the longest mark (``longest_mark`` candles,
-    capped at ``max_embargo``; ``over_cap`` marks are longer than the cap)."""
-    mark = min(longest_mark, max_embargo)
-    if mark <= horizon:
-        reach = f"the {horizon:,}-candle horizon"
-        if longest_mark:
-            reach += f" (the longest mark, {longest_mark:,} candles, is shorter)"
-    else:
-        reach = f"the longest mark, {mark:,} candles (capped at {max_embargo:,}"
-        longer = "1 mark is longer" if over_cap == 1 else f"{over_cap:,} marks are longer"
-        reach += f"; {longer})" if over_cap else ")"
-    embargo = seq_len + max(horizon, mark)
-    return embargo, f"{embargo:,} candles = {seq_len:,}-candle windows + {reach}"
 
 
 def walk_forward_folds(n: int, folds: int, seq_len: int, horizon: int, *,

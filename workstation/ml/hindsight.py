@@ -125,10 +125,21 @@ def describe_reach(reach: LabelReach) -> str:
     return text
 
 
-def marks_longer(targets: Targets, candles: int) -> int:
-    """Marks of the trader heads that read further ahead than ``candles``."""
-    count = 0
+def _reaches(targets: Targets) -> np.ndarray:
+    """How far each mark of the trader heads reads ahead from its first candle."""
+    out = [np.zeros(0, dtype=np.int64)]
     for head in TRADER_HEADS:
         starts, stops = mark_runs(targets.classes(head), head)
-        count += int(((stops if head == "position" else stops - 1) - starts > candles).sum())
-    return count
+        out.append((stops if head == "position" else stops - 1) - starts)
+    return np.concatenate(out)
+
+
+def marks_longer(targets: Targets, candles: int) -> int:
+    """Marks of the trader heads that read further ahead than ``candles``."""
+    return int((_reaches(targets) > candles).sum())
+
+
+def longest_reach(targets: Targets) -> int:
+    """The furthest any trader label reads ahead (candles; 0 without marks)."""
+    reaches = _reaches(targets)
+    return int(reaches.max()) if reaches.size else 0

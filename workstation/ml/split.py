@@ -15,9 +15,11 @@ Inside the used candles the validation span is chosen by one rule:
   unreviewed candles that follow (``after``: they train the market heads; no mark lies
   there, as validation ends at the last reviewed candle).
 
-``gap`` (``seq_len`` + the longest target look-ahead) keeps every training window and target
-out of the validation span on both sides. ``span_marks`` counts what each span holds: trades
-(entries of a long or short position), regions (runs of one regime) and reviewed candles.
+``gap`` (``embargo_of``: ``seq_len`` + the longest look-ahead of any target, the market heads'
+horizon or the longest mark, capped) keeps every training window and target out of the
+validation span on both sides, and out of the held-out span. ``span_marks`` counts what each
+span holds: trades (entries of a long or short position), regions (runs of one regime) and
+reviewed candles.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 
 from ..errors import WorkstationError
 from ..timeparse import format_minute
+from .config import DEFAULT_MAX_EMBARGO
 from .targets import MASKED, Targets, run_starts, trade_starts
 
 NO_MARKS_RULE = "the validation span is the last {pct} of the candles"
@@ -68,6 +71,24 @@ class TimeSplit:
         return out
 
 
+def embargo_of(seq_len: int, horizon: int, longest_mark: int = 0, over_cap: int = 0,
+               max_embargo: int = DEFAULT_MAX_EMBARGO) -> tuple[int, str]:
+    """The embargo (candles) and what set it: a window plus the longest look-ahead of any
+    target, the market heads' ``horizon`` or the longest mark (``longest_mark`` candles,
+    capped at ``max_embargo``; ``over_cap`` marks are longer than the cap)."""
+    mark = min(longest_mark, max_embargo)
+    if mark <= horizon:
+        reach = f"the {horizon:,}-candle horizon"
+        if longest_mark:
+            reach += f" (the longest mark, {longest_mark:,} candles, is shorter)"
+    else:
+        reach = f"the longest mark, {mark:,} candles (capped at {max_embargo:,}"
+        longer = "1 mark is longer" if over_cap == 1 else f"{over_cap:,} marks are longer"
+        reach += f"; {longer})" if over_cap else ")"
+    embargo = seq_len + max(horizon, mark)
+    return embargo, f"{embargo:,} candles = {seq_len:,}-candle windows + {reach}"
+
+
 def until_index(ts: np.ndarray, train_until: int | None) -> int:
     """How many candles a run may use: those that open at or before ``train_until`` (ms)."""
     n = len(ts)
@@ -92,9 +113,11 @@ def reviewed_stretch(targets: Targets) -> tuple[int, int] | None:
 
 
 def plan_split(n: int, seq_len: int, val_fraction: float, gap: int, *,
-               reviewed: np.ndarray | None = None, limit: int | None = None) -> TimeSplit:
+               reviewed: np.ndarray | None = None, limit: int | None = None,
+               gap_words: str = "") -> TimeSplit:
     """The spans of a run over ``n`` candles (see the module docstring); ``reviewed`` is True
-    per reviewed candle, ``limit`` the candles the run may use (``until_index``)."""
+    per reviewed candle, ``limit`` the candles the run may use (``until_index``),
+    ``gap_words`` what set the gap (``embargo_of``; part of the rule's words)."""
     if gap < seq_len:
         raise WorkstationError(f"the gap between training and validation ({gap}) must be at "
                                f"least one window ({seq_len})")
@@ -128,6 +151,8 @@ def plan_split(n: int, seq_len: int, val_fraction: float, gap: int, *,
         raise WorkstationError(f"{limit} candles are too few to train with windows of "
                                f"{seq_len}: need at least {need} (a training window, a gap of "
                                f"{gap} and a validation window){where}")
+    if gap_words:
+        rule += f"; gaps of {gap_words}"
     return TimeSplit(train=(0, train_stop), val=val, gap=gap, after=after,
                      held_out=held_out, rule=rule)
 
