@@ -285,6 +285,31 @@ def demo_live(paths, n: int = 1500, seed: int = 3):
 
 
 @pytest.fixture
+def csv_window(qtbot, paths):
+    """``csv_window(path, symbol, timeframe)``: the main window as the app shows it (nothing
+    focused by the test) on a candle file, its candles on the chart; each shut down after
+    the test."""
+    from workstation.ui.main_window import MainWindow
+
+    made = []
+
+    def make(path, symbol: str, timeframe: str):
+        win = MainWindow(paths)
+        made.append(win)
+        qtbot.addWidget(win)
+        win.show()
+        qtbot.waitExposed(win)
+        asyncio.run(win.open_source(f"csv:{path}", symbol, timeframe))
+        qtbot.waitUntil(lambda: win.chart.candles is win.live.candles
+                        and len(win.live.candles) > 0)
+        return win
+
+    yield make
+    for win in made:
+        asyncio.run(win.shutdown())
+
+
+@pytest.fixture
 def make_dock(qtbot, paths):
     """``make_dock(live=None, chart=None, epochs=2)``: a TrainingPanel on ``live`` (default:
     ``demo_live``) drawing on ``chart``, warmed up and set to the tiny preset on the CPU; each

@@ -35,22 +35,15 @@ def focused() -> QtWidgets.QWidget | None:
 
 
 @pytest.fixture
-def window(qtbot, paths, tmp_path):
+def window(qtbot, csv_window, tmp_path):
     """The main window on a 1m ETH/USDT file (``window.minutes``: its candles and file)."""
-    from workstation.ui.main_window import MainWindow
-
-    win = MainWindow(paths)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
     candles = demo_candles(900, ONE_MINUTE, seed=7, end_ts=END)
     path = write_candles_csv(candles, tmp_path / "ethusdt_1m.csv")
+    win = csv_window(path, "ETH/USDT", "1m")
     win.minutes = (candles, path)
-    asyncio.run(win.open_source(f"csv:{path}", "ETH/USDT", "1m"))
     qtbot.waitUntil(lambda: win.live.state == "static" and len(win.chart.candles) == 900)
     qtbot.waitUntil(win.chart.view.hasFocus)
-    yield win
-    asyncio.run(win.shutdown())
+    return win
 
 
 def cached_keys(window) -> list[SeriesKey]:

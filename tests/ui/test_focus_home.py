@@ -27,18 +27,9 @@ def focused() -> QtWidgets.QWidget | None:
 
 
 @pytest.fixture
-def window(qtbot, paths, candles_csv):
+def window(csv_window, candles_csv):
     """The main window as the app shows it (nothing focused by the test), on a CSV file."""
-    from workstation.ui.main_window import MainWindow
-
-    win = MainWindow(paths)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    asyncio.run(win.open_source(f"csv:{candles_csv}", SERIES[0], SERIES[1]))
-    qtbot.waitUntil(lambda: win.chart.candles is win.live.candles and len(win.live.candles) > 0)
-    yield win
-    asyncio.run(win.shutdown())
+    return csv_window(candles_csv, *SERIES)
 
 
 def test_at_launch_the_chart_has_the_keyboard_not_the_source_field(qtbot, paths):
