@@ -191,6 +191,21 @@ def test_a_runs_signals_are_out_of_sample_unless_allowed_then_labelled(window, c
     assert "not evidence of an edge" in view.assumptions.text()
 
 
+def test_a_run_whose_files_are_broken_is_not_offered(window, paths):
+    from workstation.ml.checkpoints import WEIGHTS_FILE, CheckpointStore
+
+    from saved_runs import save_run
+
+    store = CheckpointStore(paths.checkpoints_dir)
+    good, broken = save_run(store, 1), save_run(store, 2)
+    weights = store.snapshot_dir(broken) / WEIGHTS_FILE
+    weights.write_bytes(weights.read_bytes()[:100])  # cut short: its size and hash are wrong
+    view = window.backtest.view
+    view.refresh_signals()
+    assert view.signals.findData(f"run:{good}") > 0
+    assert view.signals.findData(f"run:{broken}") == -1
+
+
 def test_a_failure_is_said_in_one_line_and_keeps_the_last_results(window, qtbot):
     QTest.keyClick(window.chart.view, Key.Key_F9)
     view = window.backtest.view

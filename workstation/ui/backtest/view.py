@@ -224,7 +224,8 @@ class BacktestView(QWidget):
 
     # -- the choices --------------------------------------------------------------------------
     def refresh_signals(self) -> None:
-        """List the marks and every saved run (newest first), keeping the choice made."""
+        """List the marks and every saved run that can be loaded (newest first), keeping the
+        choice made."""
         from ...ml.checkpoints import CheckpointStore
 
         chosen = self.signals.currentData()
@@ -232,7 +233,7 @@ class BacktestView(QWidget):
         self.signals.clear()
         self.signals.addItem("Your marked trades", ANNOTATIONS)
         try:
-            runs = CheckpointStore(self.paths.checkpoints_dir).list_runs()
+            runs = CheckpointStore(self.paths.checkpoints_dir).list_runs(check=True)
         except (OSError, WorkstationError) as exc:
             log.warning("backtest: the saved runs cannot be listed: %s", exc)
             runs = []
