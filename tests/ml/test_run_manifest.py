@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from workstation.annotations.model import Trade
+from workstation.annotations.model import Region, Trade
 from workstation.annotations.store import AnnotationStore
 from workstation.cli import main
 from workstation.market.csv_io import read_candles_csv, write_candles_csv
@@ -34,6 +34,10 @@ def data(tmp_path):
                         entry_ts=int(candles.ts[300]), entry_price=float(candles.close[300]),
                         exit_ts=int(candles.ts[340]), exit_price=float(candles.close[340]),
                         created_at=END, updated_at=END))
+        # the end reviewed too: validation lies there, the trade in the training span
+        store.add(Region(symbol="ETH/USDT", timeframe="1m", start_ts=int(candles.ts[550]),
+                         end_ts=int(candles.ts[690]), label="reviewed", created_at=END,
+                         updated_at=END))
     return candles, path
 
 
@@ -66,7 +70,7 @@ def test_a_run_trained_again_from_its_manifest_is_the_same_run(data, capsys):
     assert manifest["run_id"] == first and manifest["seed"] == 3 and manifest["world_size"] == 1
     assert manifest["data"]["candles"] == len(candles)
     assert manifest["data"]["sha256"] == candles_sha256(read_candles_csv(path, ONE_MINUTE))
-    assert manifest["labels"]["annotations"] == 1 and manifest["labels"]["sha256"]
+    assert manifest["labels"]["annotations"] == 2 and manifest["labels"]["sha256"]
     assert manifest["model"]["seq_len"] == 16 and manifest["training"]["epochs"] == 2
     assert manifest["code"]["workstation"] and manifest["code"]["torch"]
 
@@ -125,7 +129,7 @@ def test_a_run_packed_for_a_cluster_trains_there_as_it_did_here(data, capsys, tm
     assert main(["runs", "export", run_id, "--for-cluster", str(packed), "--source",
                  f"csv:{path}"]) == 0
     said = capsys.readouterr().out
-    assert "1 marks" in said and "torchrun" in said
+    assert "2 marks" in said and "torchrun" in said
     assert sorted(p.name for p in packed.iterdir()) == ["candles.csv.gz", "marks.json",
                                                         "run.json", "train.sh"]
     script = (packed / "train.sh").read_text()

@@ -407,6 +407,10 @@ class TrainingCurves(QWidget):
         if not self._timer.isActive() and self._dirty_plot(advance=False) is not None:
             self._timer.start()
 
+    def stop_redraws(self) -> None:
+        """Draw no more points (the panel shuts down)."""
+        self._timer.stop()
+
     def redraw_now(self) -> None:
         """Show every new point at once (all tabs)."""
         self._timer.stop()

@@ -404,6 +404,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
             ok = task.join(max(0.0, deadline - time.monotonic())) and ok
         self._tasks = [t for t in self._tasks if t.is_running()]
         self.gauges.stop()
+        self.curves.stop_redraws()
         return ok
 
     def _refuse(self, why: str) -> None:
