@@ -270,6 +270,27 @@ def shown_chart(qtbot, width: int = 1000, height: int = 600):
     return widget
 
 
+def tiny_live_steps(n: int, steps: int, *, train: bool):
+    """Demo candles and the live steps of a tiny model (``train``: with per-candle training)
+    on their last ``steps`` candles, on one thread."""
+    import torch
+
+    from workstation.market.demo import demo_candles
+    from workstation.ml.config import preset_config
+    from workstation.ml.online import OnlineLearner
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        candles = demo_candles(n, seed=3, end_ts=END_TS)
+        learner = OnlineLearner(preset_config("tiny", seq_len=16), train=train, seed=1)
+        out = [learner.on_closed_candle(candles.slice(0, k)) for k in range(n - steps, n)]
+        learner.close()
+    finally:
+        torch.set_num_threads(threads)
+    return candles, out
+
+
 def demo_live(paths, n: int = 1500, seed: int = 3):
     """A LiveData showing ``n`` demo candles of DEMO/USDT 1m that end at ``END_TS``."""
     from workstation.market.demo import demo_candles

@@ -36,7 +36,7 @@ from workstation.ui.training.prediction_overlay import (
     direction_colors,
 )
 
-from conftest import shown_chart
+from conftest import shown_chart, tiny_live_steps
 
 END_TS = 1_700_000_000_000
 KEY = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
@@ -177,21 +177,7 @@ def test_the_session_reports_the_rolling_accuracy_beside_its_baselines(tmp_path,
 def live_steps():
     """A tiny model with per-candle training predicting ``STEPS`` candles, the newest one's
     target the last candle on the chart (the live candle)."""
-    import torch
-
-    from workstation.ml.config import preset_config
-    from workstation.ml.online import OnlineLearner
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        candles = demo_candles(N, seed=3, end_ts=END_TS)
-        learner = OnlineLearner(preset_config("tiny", seq_len=16), train=True, seed=1)
-        steps = [learner.on_closed_candle(candles.slice(0, n)) for n in range(N - STEPS, N)]
-        learner.close()
-    finally:
-        torch.set_num_threads(threads)
-    return candles, steps
+    return tiny_live_steps(N, STEPS, train=True)
 
 
 @pytest.fixture

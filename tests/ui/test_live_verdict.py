@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 from PySide6 import QtCore, QtGui
 
-from workstation.market.demo import demo_candles
 from workstation.market.series import SeriesKey
 from workstation.market.timeframes import ONE_MINUTE
 from workstation.ml.events import LiveReady
@@ -26,9 +25,8 @@ from workstation.ui.training.prediction_overlay import (
     verdicts_text,
 )
 
-from conftest import shown_chart
+from conftest import shown_chart, tiny_live_steps
 
-END_TS = 1_700_000_000_000
 KEY = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
 N = 120
 SOURCE = "validation of run 20240101-120000-abc, epoch 3"
@@ -43,21 +41,7 @@ def ready(position: str | None, regime: str | None = None, source: str | None = 
 @pytest.fixture(scope="module")
 def live_steps():
     """Three steps of a tiny model on the last candles of the chart."""
-    import torch
-
-    from workstation.ml.config import preset_config
-    from workstation.ml.online import OnlineLearner
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        candles = demo_candles(N, seed=3, end_ts=END_TS)
-        learner = OnlineLearner(preset_config("tiny", seq_len=16), train=False, seed=1)
-        steps = [learner.on_closed_candle(candles.slice(0, n)) for n in range(N - 3, N)]
-        learner.close()
-    finally:
-        torch.set_num_threads(threads)
-    return candles, steps
+    return tiny_live_steps(N, 3, train=False)
 
 
 @pytest.fixture
