@@ -109,6 +109,29 @@ def test_the_tick_is_the_smallest_price_step_on_a_grid_else_unknown():
     assert not inferred_tick(np.full(4, 7.0)).known  # one price: no step
 
 
+def test_the_tick_the_exchange_gave_at_fetch_is_used_before_an_inferred_one(tmp_path):
+    from workstation.backtest.worth import recorded_tick
+    from workstation.market.cache import CandleCache
+
+    cache_file = tmp_path / "candles.sqlite"
+    assert recorded_tick(cache_file, "binance", "ETH/USDT") is None  # no cache yet
+    with CandleCache(cache_file) as cache:
+        assert cache.tick("binance", "ETH/USDT") is None
+        cache.put_tick("binance", "ETH/USDT", 0.001, "binance price precision, at fetch")
+    given = recorded_tick(cache_file, "binance", "ETH/USDT")
+    assert given == Tick(0.001, "binance price precision, at fetch")
+    assert recorded_tick(cache_file, "kraken", "ETH/USDT") is None
+    o, h, low, c = walk(300, seed=2)  # prices on a 0.01 grid
+    signal = np.zeros(300, dtype=np.int8)
+    signal[10:40] = 1
+    run = run_backtest(o, c, signal, costs=Costs(0.0))
+    inferred, exchange = assess(run, o, h, low, c, signal), assess(run, o, h, low, c, signal,
+                                                                    given)
+    assert inferred.tick == TICK and exchange.tick == given
+    assert exchange.mean_trade_ticks_before == pytest.approx(
+        10 * inferred.mean_trade_ticks_before)
+
+
 def test_the_share_of_next_opens_that_equal_the_close_on_a_constructed_series():
     close = np.array([10.00, 11.00, 12.00, 13.00, 14.00])
     open_ = np.array([9.99, 10.00, 11.01, 12.004, 13.02])

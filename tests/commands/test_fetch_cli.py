@@ -32,6 +32,8 @@ def test_fetch_pages_into_the_cache_and_refetches_only_what_is_missing(capsys):
         key = SeriesKey("binance", "ETH/USDT", ONE_MINUTE)
         with CandleCache(app_paths().candle_cache) as cache:
             got = cache.load(key)
+            tick, said = cache.tick("binance", "ETH/USDT")  # its PRICE_FILTER tickSize
+        assert tick == 0.01 and said.startswith("binance price precision, recorded at fetch ")
         expected = fake.series("ETHUSDT", "1m", since, until)
         assert np.array_equal(got.ts, expected[:, 0].astype(np.int64))
         assert np.allclose(got.close, expected[:, 4])
@@ -75,3 +77,20 @@ def test_times_parse(text, expected):
     assert parse_time_ms(text) == expected
     if len(text) == 10 and "-" in text:
         assert parse_time_ms(text, end_of_day=True) == expected + 86_400_000 - 1
+
+
+def test_a_price_tick_comes_from_the_precision_an_exchange_gives():
+    from types import SimpleNamespace
+
+    from ccxt.base.decimal_to_precision import DECIMAL_PLACES, SIGNIFICANT_DIGITS, TICK_SIZE
+
+    from workstation.market.ccxt_feed import price_tick
+
+    def tick(mode, price):
+        return price_tick(SimpleNamespace(precisionMode=mode), {"precision": {"price": price}})
+
+    assert tick(TICK_SIZE, 0.01) == 0.01 and tick(DECIMAL_PLACES, 2) == 0.01
+    assert tick(SIGNIFICANT_DIGITS, 5) is None  # no fixed grid
+    for bad in (None, 0, -1, float("nan"), True, "0.01"):
+        assert tick(TICK_SIZE, bad) is None
+    assert price_tick(SimpleNamespace(precisionMode=TICK_SIZE), {}) is None

@@ -16,7 +16,7 @@ from ..market.candles import Candles
 from .engine import NEXT_OPEN, BacktestRun, Costs, Sizing, run_backtest
 from .metrics import cagr_known, compute_metrics
 from .signals import buy_and_hold_signal
-from .worth import Worth, assess
+from .worth import Tick, Worth, assess
 
 BUY_AND_HOLD = "buy & hold"
 OUT_OF_SAMPLE, IN_SAMPLE = "out of sample", "IN-SAMPLE"
@@ -95,9 +95,11 @@ class BacktestResult:
 def backtest_signals(candles: Candles, signals: dict[str, tuple[np.ndarray, str]], *,
                      series: str, costs: Costs, sizing: Sizing = Sizing(),
                      fill: str = NEXT_OPEN, cash: float = 10_000.0,
-                     span: tuple[int, int] | None = None) -> list[BacktestResult]:
+                     span: tuple[int, int] | None = None, tick: Tick | None = None
+                     ) -> list[BacktestResult]:
     """Each of ``signals`` (name -> (signal, sample)) and buy & hold backtested on ``span``
-    of ``candles`` with the same costs, sizing and fills; buy & hold comes last."""
+    of ``candles`` with the same costs, sizing and fills; buy & hold comes last. ``tick``:
+    the exchange's price tick (``worth.recorded_tick``; None: inferred from the prices)."""
     span = span or (0, len(candles))
     runs = dict(signals)
     runs[BUY_AND_HOLD] = (buy_and_hold_signal(len(candles), span), "buy & hold (no model)")
@@ -109,7 +111,7 @@ def backtest_signals(candles: Candles, signals: dict[str, tuple[np.ndarray, str]
         metrics = compute_metrics(run, candles.ts, candles.close, candles.timeframe.ms)
         results.append(BacktestResult(name, run, metrics, Assumptions(
             series, period, sample, fill, costs, sizing, cash), assess(
-            run, candles.open, candles.high, candles.low, candles.close, signal)))
+            run, candles.open, candles.high, candles.low, candles.close, signal, tick)))
     return results
 
 

@@ -25,6 +25,7 @@ from .costs import costs_for
 from .engine import NEXT_OPEN, Costs, Sizing
 from .report import IN_SAMPLE, MARKS, OUT_OF_SAMPLE, BacktestResult, backtest_signals
 from .signals import SIGNAL_HEADS, market_marks_signal, model_signal
+from .worth import recorded_tick
 
 ANNOTATIONS = "annotations"
 RUN_PREFIX = "run:"
@@ -78,9 +79,11 @@ def closed_candles(candles: Candles) -> Candles:
 
 def run_request(request: BacktestRequest, candles: Candles, key: SeriesKey, *,
                 annotations_db: Path | None, store=None, device: str = "auto",
-                should_stop: Callable[[], bool] = bool) -> list[BacktestResult]:
+                should_stop: Callable[[], bool] = bool,
+                candle_cache: Path | None = None) -> list[BacktestResult]:
     """``request`` backtested on the closed ``candles`` of ``key``, buy & hold last.
-    ``store``: the ``CheckpointStore`` a run is read from (default: the app's)."""
+    ``store``: the ``CheckpointStore`` a run is read from (default: the app's);
+    ``candle_cache``: the cache that may hold the exchange's price tick for the market."""
     candles = closed_candles(candles)
     costs = costs_for(key, fee_bps=request.fee_bps, slippage_bps=request.slippage_bps)
     if request.run_id is None:
@@ -93,7 +96,8 @@ def run_request(request: BacktestRequest, candles: Candles, key: SeriesKey, *,
         signals, span = _run_signals(request, candles, key, store, device, should_stop)
     return backtest_signals(candles, signals, series=key.provenance, costs=costs,
                             sizing=Sizing(size=request.size), fill=request.fill,
-                            cash=request.cash, span=span)
+                            cash=request.cash, span=span,
+                            tick=recorded_tick(candle_cache, key.source, key.symbol))
 
 
 def out_of_sample_span(run_id: str, data: dict, candles: Candles, in_sample: bool

@@ -55,6 +55,7 @@ from .report import MARKS, OUT_OF_SAMPLE, BacktestResult, backtest_signals
 from .report import describe as describe_backtest
 from .request import signal_name
 from .signals import DEFAULT_THRESHOLD, market_marks_signal, model_signal
+from .worth import recorded_tick
 
 HELD_OUT, VALIDATION = "held out", "validation"
 NO_HELD_OUT = ("no held-out span: train with Train until (Ctrl+U) or --train-until to test "
@@ -186,6 +187,7 @@ class TeachingReport:
 
 
 def teaching_report(record: RunRecord, *, annotations_db: Path | None,
+                    candle_cache: Path | None = None,
                     source: str | None = None, reference_source: str | None = None,
                     device: str = "auto", thresholds: tuple[float, ...] = (DEFAULT_THRESHOLD,),
                     fee_bps: float | None = None, slippage_bps: float | None = None,
@@ -193,7 +195,8 @@ def teaching_report(record: RunRecord, *, annotations_db: Path | None,
                     shown: tuple[Candles, SeriesKey] | None = None) -> TeachingReport:
     """``record``'s report (see the module docstring); its candles from ``source`` (default:
     where it had them) or, when they are of the run's series, the candles ``shown`` (the
-    window's: a file the run only names); imports torch. ``thresholds``: the confidence the
+    window's: a file the run only names); ``candle_cache``: where the exchange's price tick
+    may be recorded; imports torch. ``thresholds``: the confidence the
     position head's backtest signal needs (one column each); costs and sizing as ``workstation
     backtest``."""
     from ..market.sources import load_series
@@ -254,7 +257,8 @@ def teaching_report(record: RunRecord, *, annotations_db: Path | None,
         signals["trader's marks"] = (market_marks_signal(candles, key, annotations_db), MARKS)
         results = tuple(backtest_signals(
             candles, signals, series=key.provenance, span=span, sizing=sizing,
-            costs=costs_for(key, fee_bps=fee_bps, slippage_bps=slippage_bps)))
+            costs=costs_for(key, fee_bps=fee_bps, slippage_bps=slippage_bps),
+            tick=recorded_tick(candle_cache, key.source, key.symbol)))
     started = record.started
     return TeachingReport(
         run_id, record.checkpoint, key.provenance, len(candles), dict(started["spans"]),

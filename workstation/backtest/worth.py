@@ -4,10 +4,11 @@ Pure functions on the engine's results (``engine.run_backtest``), for every back
 
 - **The mean trade** in bps after costs (the trades' ``ReturnPct``) and before costs (the same
   trades between the raw fills: no fee, no slippage), and before costs in **price ticks**: the
-  mean price move a trade captures, over the tick. The tick is the smallest positive increment
-  among the span's prices (open, high, low, close), "tick inferred from prices", where every
-  price lies on its grid; else it is unknown. A mean trade under one tick (either way) is
-  flagged.
+  mean price move a trade captures, over the tick. The tick is the exchange's price precision
+  where ``workstation fetch`` recorded it (``recorded_tick``), else the smallest positive
+  increment among the span's prices (open, high, low, close), "tick inferred from prices",
+  where every price lies on its grid; else it is unknown. A mean trade under one tick (either
+  way) is flagged.
 - **The break-even cost per side**: the cost, as a fee per side on the traded value (slippage
   in it), at which the total return after costs is zero, solved exactly (it falls as the cost
   rises); ``None`` ("none") when the trades lose even without costs.
@@ -279,12 +280,28 @@ def placebo(run: BacktestRun, open_: np.ndarray, close: np.ndarray, signal: np.n
     return Placebo(offsets, returns, scores, actual, own, 1 + int((scores < own).sum()))
 
 
+def recorded_tick(candle_cache, source: str, symbol: str) -> Tick | None:
+    """The price tick the exchange gave when ``symbol``'s candles were fetched from
+    ``source`` into the cache file ``candle_cache`` (None: none recorded, or no cache)."""
+    from pathlib import Path
+
+    from ..market.cache import CandleCache
+
+    if candle_cache is None or not Path(candle_cache).is_file():
+        return None
+    with CandleCache(candle_cache) as cache:
+        found = cache.tick(source, symbol)
+    return None if found is None else Tick(found[0], found[1])
+
+
 def assess(run: BacktestRun, open_: np.ndarray, high: np.ndarray, low: np.ndarray,
-           close: np.ndarray, signal: np.ndarray) -> Worth:
+           close: np.ndarray, signal: np.ndarray, tick: Tick | None = None) -> Worth:
     """Every figure of the module docstring for ``run`` (the engine's result of ``signal`` on
-    these candles, every candle of the series)."""
+    these candles, every candle of the series); ``tick``: the exchange's (``recorded_tick``),
+    else it is inferred from the prices."""
     start, stop = run.span
-    tick = inferred_tick(*(np.asarray(p)[start:stop] for p in (open_, high, low, close)))
+    tick = tick or inferred_tick(*(np.asarray(p)[start:stop] for p in (open_, high, low,
+                                                                        close)))
     t = run.trades
     entry, exit_ = raw_fills(run, open_, close)
     direction = t.direction.astype(np.float64)

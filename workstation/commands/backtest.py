@@ -52,7 +52,9 @@ def run(args) -> int:
         fill=NEXT_OPEN if args.fill == "next-open" else SAME_CLOSE, cash=args.cash,
         in_sample=args.in_sample, reference_source=args.reference_source)
     candles, key = flagged_series(args)
-    results = run_request(request, candles, key, annotations_db=app_paths().annotations_db)
+    paths = app_paths()
+    results = run_request(request, candles, key, annotations_db=paths.annotations_db,
+                          candle_cache=paths.candle_cache)
     if args.json:
         for result in results:
             print(json.dumps(result.to_dict(), allow_nan=False))

@@ -146,6 +146,10 @@ async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar
     served_from: int | None = None  # a recent-only exchange has nothing older
     tf = key.timeframe.ms
     async with feed:
+        if feed.price_tick is not None:  # what a backtest counts its price moves in
+            cache.put_tick(key.source, key.symbol, feed.price_tick,
+                           f"{key.source} price precision, recorded at fetch "
+                           f"{format_minute(int(time.time() * 1000))}")
         for start, end in _batches(spans, tf, FETCH_BATCH):
             def progress(done_ms: int, _total_ms: int, base=done_before) -> None:
                 bar.update(base + done_ms)

@@ -248,6 +248,7 @@ class _WalkForwardSignals:
         from ..backtest.report import MARKS, OUT_OF_SAMPLE, backtest_signals, describe
         from ..backtest.request import signal_name
         from ..backtest.signals import market_marks_signal
+        from ..backtest.worth import recorded_tick
         from ..paths import app_paths
 
         assert self.span is not None
@@ -259,7 +260,8 @@ class _WalkForwardSignals:
             signals["trader's marks"] = (marks, MARKS)
         results = backtest_signals(
             candles, signals, series=key.provenance, span=self.span, sizing=Sizing(args.size),
-            costs=costs_for(key, fee_bps=args.fee_bps, slippage_bps=args.slippage_bps))
+            costs=costs_for(key, fee_bps=args.fee_bps, slippage_bps=args.slippage_bps),
+            tick=recorded_tick(app_paths().candle_cache, key.source, key.symbol))
         say("backtest of the test spans, each traded by the fold's own model:")
         for line in describe(results):
             say(f"  {line}")

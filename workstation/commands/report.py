@@ -35,8 +35,10 @@ def run(args) -> int:
 
     levels = thresholds(args.threshold)
     record = find_run(args.run)
-    report = teaching_report(record, annotations_db=app_paths().annotations_db,
-                             source=args.source, reference_source=args.reference_source,
+    paths = app_paths()
+    report = teaching_report(record, annotations_db=paths.annotations_db,
+                             candle_cache=paths.candle_cache, source=args.source,
+                             reference_source=args.reference_source,
                              device=args.device, thresholds=levels, fee_bps=args.fee_bps,
                              slippage_bps=args.slippage_bps, size=args.size)
     if args.json:

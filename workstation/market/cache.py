@@ -90,6 +90,18 @@ CREATE TABLE IF NOT EXISTS repairs (
 """
 _HONEST_COVERAGE = "coverage-from-candles"  # coverage recomputed from the stored candles
 
+# The price tick an exchange gave for a market when its candles were fetched (its price
+# precision), with where it came from. Made when first needed, like imported_files.
+_TICKS = """
+CREATE TABLE IF NOT EXISTS ticks (
+    source TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    tick REAL NOT NULL CHECK (tick > 0),
+    said TEXT NOT NULL,
+    PRIMARY KEY (source, symbol)
+) WITHOUT ROWID
+"""
+
 _TABLES = {"series", "blocks", "coverage"}
 _LOST = "candles in it can be fetched or imported again"
 
@@ -431,6 +443,24 @@ class CandleCache:
             return [symbol for (symbol,) in self._db.execute(
                 "SELECT symbol FROM imported_files WHERE path=? GROUP BY symbol "
                 "ORDER BY MAX(candles) DESC, symbol", (resolved,))]
+
+    def put_tick(self, source: str, symbol: str, tick: float, said: str) -> None:
+        """Record the price tick ``source`` gives ``symbol`` (``said``: where it came from)."""
+        with self._transaction():
+            self._db.execute(_TICKS)
+            self._db.execute("INSERT OR REPLACE INTO ticks (source, symbol, tick, said) "
+                             "VALUES (?,?,?,?)", (source, symbol, float(tick), said))
+
+    def tick(self, source: str, symbol: str) -> tuple[float, str] | None:
+        """The recorded price tick of ``symbol`` on ``source`` and where it came from; None
+        when none was recorded."""
+        with self._reading():
+            if self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                                "name='ticks'").fetchone() is None:
+                return None
+            row = self._db.execute("SELECT tick, said FROM ticks WHERE source=? AND symbol=?",
+                                   (source, symbol)).fetchone()
+        return None if row is None else (float(row[0]), str(row[1]))
 
     def _has_imports(self) -> bool:
         return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "

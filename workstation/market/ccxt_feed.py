@@ -24,6 +24,7 @@ import contextlib
 import difflib
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -104,6 +105,23 @@ def _exchange_class(exchange_id: str):
     known = [name for name in WELL_KNOWN if name in ccxt.async_support.exchanges]
     raise WorkstationError(f"unknown exchange {exchange_id!r}: {hint}ccxt knows "
                            f"{len(ccxt.async_support.exchanges)} ids like {', '.join(known)}")
+
+
+def price_tick(exchange, market: dict) -> float | None:
+    """The market's price tick from its price precision (a tick size, or a number of decimal
+    places), None where the exchange gives neither."""
+    from ccxt.base.decimal_to_precision import DECIMAL_PLACES, TICK_SIZE
+
+    precision = (market.get("precision") or {}).get("price")
+    if isinstance(precision, bool) or not isinstance(precision, (int, float)) or \
+            not math.isfinite(precision) or precision <= 0:
+        return None
+    mode = getattr(exchange, "precisionMode", None)
+    if mode == TICK_SIZE:
+        return float(precision)
+    if mode == DECIMAL_PLACES and float(precision).is_integer():
+        return 10.0 ** -int(precision)
+    return None
 
 
 def _page_limit(exchange, market: dict) -> int:
@@ -258,6 +276,7 @@ class CcxtFeed:
         self._state_detail = ""
         self.latency_ms: float | None = None
         self.market: dict | None = None
+        self.price_tick: float | None = None  # the market's price tick, once opened
         self.page_limit = DEFAULT_PAGE_LIMIT
         self.paging = START  # how the exchange pages history (``paging``), known once open
         self.listed_ms: int | None = None  # the market's listing time where ccxt knows it
@@ -319,6 +338,7 @@ class CcxtFeed:
             raise WorkstationError(f"{self.exchange_id} has no {self.timeframe.name} candles; "
                                    f"{offers}")
         self.market = ex.markets[self.symbol]
+        self.price_tick = price_tick(ex, self.market)
         self.page_limit = _page_limit(ex, self.market)
         self.paging = paging_style(ex)
         created = self.market.get("created")

@@ -317,6 +317,7 @@ class BacktestView(QWidget):
         self._candles = candles.copy()  # the feed goes on
         self._stop = threading.Event()
         stop, db, store_dir = self._stop, self.paths.annotations_db, self.paths.checkpoints_dir
+        cache = self.paths.candle_cache
         snapshot = self._candles
 
         def task():
@@ -325,7 +326,8 @@ class BacktestView(QWidget):
 
             try:
                 return run_request(request, snapshot, key, annotations_db=db,
-                                   store=CheckpointStore(store_dir), should_stop=stop.is_set)
+                                   store=CheckpointStore(store_dir), should_stop=stop.is_set,
+                                   candle_cache=cache)
             except Stopped:
                 return _Stopped()
 

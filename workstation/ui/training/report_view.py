@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QFontDatabase
@@ -24,15 +23,16 @@ NO_RUN = "no run shown: train one, or open one in the Runs tab"
 HINT = "Report on the run shown: its marks, scores beside baselines and held-out backtest"
 
 
-def report_lines(checkpoints_root: Path, annotations_db: Path, run_id: str,
+def report_lines(paths: AppPaths, run_id: str,
                  shown: tuple[CandleSnapshot, SeriesKey] | None = None) -> list[str]:
     """Run ``run_id``'s teaching report as text (reads, predicts: off the GUI thread), on the
     candles ``shown`` in the window when the run is of their series."""
     from ...backtest.teaching_report import find_run, teaching_report
 
-    record = find_run(run_id, checkpoints_root)
+    record = find_run(run_id, paths.checkpoints_dir)
     on_screen = None if shown is None else (shown[0].candles(), shown[1])
-    return teaching_report(record, annotations_db=annotations_db, shown=on_screen).lines()
+    return teaching_report(record, annotations_db=paths.annotations_db,
+                           candle_cache=paths.candle_cache, shown=on_screen).lines()
 
 
 class ReportView(QWidget):
@@ -79,8 +79,7 @@ class ReportView(QWidget):
         self._asked = run_id
         self.button.setEnabled(False)
         self.status.setText(f"reporting on run {run_id}…")
-        task = partial(report_lines, self.paths.checkpoints_dir, self.paths.annotations_db,
-                       run_id, self.shown())
+        task = partial(report_lines, self.paths, run_id, self.shown())
         self._task = WorkerThread(TaskWorker(task, f"the report on run {run_id}", self.relay),
                                   "report")
         self._task.start()
