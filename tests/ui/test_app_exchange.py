@@ -56,7 +56,9 @@ def test_live_exchange_candles_reach_the_chart_and_the_cache(qapp):
     assert seen["chart_len"] == seen["live_len"]
     with CandleCache(app_paths().candle_cache) as cache:
         cached = cache.load(SeriesKey("binance", "ETH/USDT", ONE_MINUTE))
+        tick = cache.tick("binance", "ETH/USDT")  # the market's price tick, for backtests
     assert len(cached) >= seen["history"] + 1  # the candle that closed live was stored
+    assert tick is not None and tick[0] == 0.01
 
 
 def test_unreachable_exchange_shows_the_offline_banner_and_keeps_the_source(qapp):

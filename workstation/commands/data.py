@@ -141,15 +141,14 @@ async def _fetch_spans(feed, cache: CandleCache, key: SeriesKey, spans, bar
     every batch it stored, with its coverage, and a rerun asks only for the rest. Only the
     spans the exchange answered for are recorded as covered (see ``market.paging``).
     Returns the candles stored and the feed's notes on what it did not serve."""
+    from ..market.ccxt_feed import remember_tick
+
     stored, done_before = 0, 0
     notes: dict[str, str] = {}
     served_from: int | None = None  # a recent-only exchange has nothing older
     tf = key.timeframe.ms
     async with feed:
-        if feed.price_tick is not None:  # what a backtest counts its price moves in
-            cache.put_tick(key.source, key.symbol, feed.price_tick,
-                           f"{key.source} price precision, recorded at fetch "
-                           f"{format_minute(int(time.time() * 1000))}")
+        remember_tick(cache, feed)
         for start, end in _batches(spans, tf, FETCH_BATCH):
             def progress(done_ms: int, _total_ms: int, base=done_before) -> None:
                 bar.update(base + done_ms)

@@ -124,6 +124,17 @@ def price_tick(exchange, market: dict) -> float | None:
     return None
 
 
+def remember_tick(cache, feed: CcxtFeed) -> None:
+    """Record the opened ``feed``'s price tick for its market in ``cache`` (a
+    ``CandleCache``; what a backtest counts price moves in); nothing without one."""
+    from ..timeparse import format_minute
+
+    if feed.price_tick is not None:
+        cache.put_tick(feed.exchange_id, feed.symbol, feed.price_tick,
+                       f"{feed.exchange_id} price precision, recorded at fetch "
+                       f"{format_minute(int(time.time() * 1000))}")
+
+
 def _page_limit(exchange, market: dict) -> int:
     """Most candles one ``fetch_ohlcv`` returns for this market, from ccxt's ``features``
     (a bounded default where ccxt does not say; see ``paging.page_limit``)."""

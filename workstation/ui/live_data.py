@@ -359,7 +359,7 @@ class LiveData(QObject):
         self._set_state("static", f"replay finished: {self.key.provenance}")
 
     async def _run_exchange(self, key: SeriesKey) -> None:
-        from ..market.ccxt_feed import CcxtFeed
+        from ..market.ccxt_feed import CcxtFeed, remember_tick
 
         with CandleCache(self.cache_path) as cache:
             self._reset(cache.load(key), key)
@@ -369,6 +369,8 @@ class LiveData(QObject):
                         **self.feed_settings)
         try:
             async with feed:
+                with CandleCache(self.cache_path) as cache:
+                    remember_tick(cache, feed)
                 now = key.timeframe.floor(int(time.time() * 1000))
                 since = (int(self.candles.ts[-1]) + tf if len(self.candles)
                          else now - EXCHANGE_HISTORY * tf)
