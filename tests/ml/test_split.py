@@ -209,3 +209,34 @@ def test_the_trainers_gap_covers_the_longest_mark():
     assert run.split.val[0] - run.split.train[1] == run.split.gap
     assert f"gaps of {SEQ + 300} candles = {SEQ}-candle windows + the longest mark, 300 " \
         "candles" in run.split.rule
+
+
+def test_train_show_spans_previews_the_spans_without_training(tmp_path, capsys):
+    from workstation.annotations.model import Trade
+    from workstation.annotations.store import AnnotationStore
+    from workstation.cli import main
+    from workstation.market.csv_io import write_candles_csv
+    from workstation.paths import app_paths
+
+    candles = demo_candles(3000, ONE_MINUTE, seed=3, end_ts=END)
+    path = write_candles_csv(candles, tmp_path / "eth.csv")
+    ts, close = candles.ts, candles.close
+    with AnnotationStore(app_paths().annotations_db) as store:
+        for k in range(12):
+            i = 500 + 150 * k
+            store.add(Trade(symbol="ETH/USDT", timeframe="1m", direction="long",
+                            entry_ts=int(ts[i]), entry_price=float(close[i]),
+                            exit_ts=int(ts[i + 40]), exit_price=float(close[i + 40])))
+    argv = ["train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--seq-len", "32",
+            "--show-spans"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "a run on 3,000 candles of csv:eth.csv ETH/USDT 1m would have:"
+    assert out[1].startswith("  train: ") and " trades, 0 regions, " in out[1]
+    assert out[2].startswith("  validation: ")
+    assert out[3].startswith("  train after validation: ") and out[3].endswith(
+        ", no marks (it trains the market heads)")
+    assert out[4].startswith("  (the validation span is the last 10 % of the reviewed candles")
+    assert not list(app_paths().checkpoints_dir.glob("*/*"))  # nothing trained or saved
+    assert main([*argv, "--train-until", str(int(ts[600]))]) == 1
+    assert "a run would be refused: " in capsys.readouterr().err

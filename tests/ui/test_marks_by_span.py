@@ -1,7 +1,7 @@
 """Where the marks fall, in the training dock: each span's trades, regions and reviewed
-candles when a run starts, Ctrl+U holding out the candles after the cursor, the warning of a
-validation span without trades, and a run without a training trade refused in one line
-(tiny preset, CPU, real worker thread)."""
+candles before a run starts (a preview by the trainer's own rule) and once it has, Ctrl+U
+holding out the candles after the cursor, the warning of a validation span without trades, and
+a run without a training trade refused in one line (tiny preset, CPU, real worker thread)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,14 @@ def mark(paths, candles, trades: list[tuple[int, int]], reviewed: tuple[int, int
         store.merge(marks)
 
 
+def previewed(qtbot, dock) -> list[str]:
+    """The box's lines once the preview asked for last has come."""
+    seen = dock.marks_box.previews
+    dock.marks_box.refresh()
+    qtbot.waitUntil(lambda: dock.marks_box.previews > seen, timeout=WAIT_MS)
+    return dock.marks_box.label.text().splitlines()
+
+
 def finished(qtbot, dock) -> None:
     qtbot.waitUntil(lambda: dock.state in ("idle", "failed") and not dock.busy,
                     timeout=WAIT_MS)
@@ -41,18 +49,25 @@ def test_the_dock_shows_each_spans_marks_and_ctrl_u_holds_out_the_later_candles(
     qtbot.addWidget(chart)
     chart.set_candles(live.candles, live.key)
     dock = make_dock(live, chart, epochs=1)
+    before = previewed(qtbot, dock)  # before any run: what a new one would have
+    assert before[0] == "A new run would have:"
+    assert [line.split(":")[0] for line in before[1:3]] == ["train", "validation"]
+    assert " trades, 0 regions, " in before[1] and dock.marks_box.warning.isHidden()
     chart.set_cursor(1200)
     dock.command_actions["train.until_cursor"].trigger()
     when = int(live.candles.ts[1200])
     assert dock.settings.train_until.text() == format_minute(when)
     assert dock.settings.train_until_ms() == when - when % 60_000
     assert f"new runs train until {format_minute(when)}" in dock.detail_label.text()
+    held = previewed(qtbot, dock)
+    assert held[3].startswith("held out: ")
     dock.start_training()
     finished(qtbot, dock)
     assert dock.state == "idle", dock.detail
-    lines = dock.marks_label.text().splitlines()
-    assert [line.split(":")[0] for line in lines[:3]] == ["train", "validation", "held out"]
-    assert " trades, 0 regions, " in lines[0] and "reviewed candles" in lines[0]
+    lines = dock.marks_box.label.text().splitlines()
+    assert lines[0] == f"run {dock.current_run_id}:" and lines[1:4] == held[1:4]
+    assert [line.split(":")[0] for line in lines[1:4]] == ["train", "validation", "held out"]
+    assert " trades, 0 regions, " in lines[1] and "reviewed candles" in lines[1]
     assert lines[-1].startswith("(the validation span is the last 10 % of the reviewed "
                                 "candles; gaps of ")
     assert dock.marks_warning.isHidden()
@@ -67,6 +82,8 @@ def test_a_validation_span_without_trades_is_warned_and_stays_warned(qtbot, make
     mark(paths, live.candles, [(300 + 60 * k, 330 + 60 * k) for k in range(8)],
          reviewed=(300, 1450))  # the end reviewed, but no trade there
     dock = make_dock(live, epochs=1)
+    previewed(qtbot, dock)
+    assert dock.marks_box.warning.text().startswith("⚠ the validation span (")
     dock.start_training()
     finished(qtbot, dock)
     assert dock.state == "idle", dock.detail
@@ -79,6 +96,8 @@ def test_a_run_whose_training_span_holds_no_trade_is_refused(qtbot, make_dock, p
     live = demo_live(paths, n=1500)
     mark(paths, live.candles, [(1400, 1450)])
     dock = make_dock(live, epochs=1)
+    assert previewed(qtbot, dock) == ["A new run would be refused:"]  # said before F5
+    assert "none of the 1 trades lies in the training span" in dock.marks_box.warning.text()
     dock.start_training()
     finished(qtbot, dock)
     assert dock.state == "failed"

@@ -94,6 +94,9 @@ def register(sub) -> None:
                    help="ignore the trader's annotations (the action head stays masked)")
     p.add_argument("--no-save", action="store_true", help="save no checkpoints")
     p.add_argument("--json", action="store_true", help="print each event as JSON on stdout")
+    p.add_argument("--show-spans", action="store_true",
+                   help="print where the run's spans would lie and the trades, regions and "
+                        "reviewed candles each would hold, then stop (nothing is trained)")
     p.set_defaults(func=run)
 
 
@@ -193,6 +196,8 @@ def _request(args) -> TrainingRequest:
 
 
 def run(args) -> int:
+    if args.show_spans:
+        return _show_spans(args)
     stop = threading.Event()
     with signals_stop(stop) as request:
         final = _train(args, stop)
@@ -214,6 +219,33 @@ def _manifest(args) -> dict | None:
         raise WorkstationError(f"--config takes every setting from the run's manifest; drop "
                                f"{', '.join(given)}")
     return read_manifest(args.config)
+
+
+def _show_spans(args) -> int:
+    """``--show-spans``: the spans a run of these flags would have (``ml.job.preview_spans``),
+    without training."""
+    from ..market.sources import load_series
+    from ..market.timeframes import parse_timeframe
+    from ..ml import job
+    from ..paths import app_paths
+
+    if args.config is not None or args.resume is not None:
+        raise WorkstationError("--show-spans previews a new run: drop --config and --resume")
+    request = _request(args)
+    job.plan(request, None)  # every argument checked first
+    candles, key = load_series(args.source or "demo", args.symbol,
+                               parse_timeframe(args.timeframe or "1m"),
+                               max_candles=args.max_candles)
+    preview = job.preview_spans(request, candles, key,
+                                annotations_db=app_paths().annotations_db)
+    if preview.refused is not None:
+        raise WorkstationError(f"a run would be refused: {preview.refused}")
+    print(f"a run on {len(candles):,} candles of {key.provenance} would have:")
+    for line in preview.lines:
+        print(f"  {line}")
+    for warning in preview.warnings:
+        print(f"warning: {warning}")
+    return 0
 
 
 def _train(args, stop: threading.Event):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -289,3 +289,36 @@ def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
                       run_id=request.resume_run or run_id, series=series,
                       resume_from=loaded, manifest=manifest, world=world)
     return PreparedRun(training, trainer, data, labelled.annotations, labelled.market)
+
+
+@dataclass(frozen=True)
+class SpansPreview:
+    """What a run would hold where, before it starts: ``lines`` (each span's dates, trades,
+    regions and reviewed candles, then the rule), its ``warnings``, or why it would be
+    ``refused``."""
+
+    lines: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    refused: str | None = None
+
+
+def preview_spans(request: TrainingRequest, candles: Candles, series: SeriesKey, *,
+                  annotations_db: Path | None) -> SpansPreview:
+    """The spans a new run of ``request`` on ``candles`` of ``series`` would have, by the
+    trainer's own rule (``split.run_spans``), and what each holds of the market's marks;
+    no torch."""
+    from .split import describe_spans, run_spans
+
+    ts = np.asarray(candles.ts, dtype=np.int64)
+    try:
+        training = plan(replace(request, resume_run=None), None)
+        labelled = label_series(candles, series, training.target_spec,
+                                annotations_db=annotations_db,
+                                use_annotations=request.use_annotations)
+        spans = run_spans(labelled.targets, ts, training.model_config.seq_len,
+                          training.target_spec.horizon, training.train_config.val_fraction,
+                          training.train_config.train_until)
+    except WorkstationError as exc:
+        return SpansPreview(refused=str(exc))
+    return SpansPreview((*describe_spans(spans.record(ts)), f"({spans.split.rule})"),
+                        spans.warnings)

@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import WorkstationError
 from ..timeparse import format_minute
 from .config import DEFAULT_MAX_EMBARGO
+from .hindsight import longest_reach, marks_longer
 from .targets import MASKED, Targets, run_starts, trade_starts
 
 NO_MARKS_RULE = "the validation span is the last {pct} of the candles"
@@ -240,5 +241,43 @@ def describe_spans(spans: dict) -> list[str]:
         text = f"{name}: {format_minute(span['first_ts'])} to {format_minute(span['last_ts'])}"
         if "trades" in span:
             text += ", " + SpanMarks(span["trades"], span["regions"], span["reviewed"]).text()
+        else:  # the unreviewed candles after validation (counted under train: none)
+            text += ", no marks (it trains the market heads)"
         lines.append(text)
     return lines
+
+
+@dataclass(frozen=True)
+class RunSpans:
+    """Where a run's spans lie (``split``), what each holds of the marks (``marks``), and
+    the warnings it goes on with."""
+
+    split: TimeSplit
+    marks: dict[str, SpanMarks]
+    warnings: tuple[str, ...]
+
+    def record(self, ts: np.ndarray) -> dict:
+        """``spans_record`` of these spans."""
+        return spans_record(self.split, self.marks, ts)
+
+
+def run_spans(targets: Targets, ts: np.ndarray, seq_len: int, horizon: int,
+              val_fraction: float, train_until: int | None, *, strict: bool = True
+              ) -> RunSpans:
+    """A run's spans by the module's rule, with gaps of ``embargo_of`` (a window and the
+    longest look-ahead: ``horizon`` or the longest mark, capped at ``DEFAULT_MAX_EMBARGO``);
+    a run whose training span holds none of the trades is refused (``check_marks``) unless
+    not ``strict``, when the refusal is its warning instead. The trainer's rule, and what the
+    window shows before a run starts."""
+    gap, gap_words = embargo_of(seq_len, horizon, longest_reach(targets),
+                                marks_longer(targets, DEFAULT_MAX_EMBARGO))
+    split = plan_split(len(ts), seq_len, val_fraction, gap, reviewed=targets.reviewed(),
+                       limit=until_index(ts, train_until), gap_words=gap_words)
+    marks = split_marks(targets, split)
+    try:
+        warnings = check_marks(marks, split, ts)
+    except WorkstationError as exc:
+        if strict:
+            raise
+        warnings = (str(exc),)
+    return RunSpans(split, marks, warnings)

@@ -39,7 +39,7 @@ import torch.nn.functional as F
 from ..errors import WorkstationError
 from ..market.series import SeriesKey
 from .baselines import fit_baselines
-from .config import DEFAULT_MAX_EMBARGO, TradingTransformerConfig, TrainConfig
+from .config import TradingTransformerConfig, TrainConfig
 from .dataset import DeviceSeries, TrainingData, WindowBatch, WindowSampler
 from .device import describe, memory_stats, prepare_thread, resolve_device
 from .distributed import World, any_rank, join, leave, shard, summed
@@ -55,20 +55,11 @@ from .events import (
     RunStarted,
     SplitMetrics,
 )
-from .hindsight import longest_reach, marks_longer
 from .history.writer import RunHistory
 from .model import ModelOutput, TradingTransformer
 from .ownership import ModelClaim, claim
 from .scoring import day_blocks, score_head
-from .split import (
-    TimeSplit,
-    check_marks,
-    embargo_of,
-    plan_split,
-    spans_record,
-    split_marks,
-    until_index,
-)
+from .split import TimeSplit, run_spans, spans_record
 from .targets import CLASS_HEADS, HEADS, TRADER_HEADS, TargetSpec
 
 log = logging.getLogger(__name__)
@@ -316,22 +307,11 @@ class Trainer:
         # what a training step calls: the model, its DDP or compiled copy (set up by _setup)
         self._forward: Callable[[torch.Tensor], ModelOutput] | None = None
         self._claim: ModelClaim | None = None
-        # the gap covers a window and the longest look-ahead of any target: the horizon, or
-        # the longest mark (capped as the walk-forward embargo is)
-        gap, gap_words = embargo_of(model_config.seq_len, data.target_spec.horizon,
-                                    longest_reach(data.targets),
-                                    marks_longer(data.targets, DEFAULT_MAX_EMBARGO))
-        self.split: TimeSplit = plan_split(
-            len(data), model_config.seq_len, train_config.val_fraction, gap=gap,
-            reviewed=data.targets.reviewed(),
-            limit=until_index(data.ts, train_config.train_until), gap_words=gap_words)
-        self.marks = split_marks(data.targets, self.split)
-        try:
-            self.warnings = check_marks(self.marks, self.split, data.ts)
-        except WorkstationError as exc:
-            if strict_marks:
-                raise
-            self.warnings = (str(exc),)
+        spans = run_spans(data.targets, data.ts, model_config.seq_len,
+                          data.target_spec.horizon, train_config.val_fraction,
+                          train_config.train_until, strict=strict_marks)
+        self.split: TimeSplit = spans.split
+        self.marks, self.warnings = spans.marks, spans.warnings
         self._train_windows = WindowSampler.over(self.split.train_spans, model_config.seq_len,
                                                  train_config.window_stride)
         self._val_windows = WindowSampler(*self.split.val, model_config.seq_len)

@@ -61,7 +61,6 @@ from ...ml.events import (
     RunStarted,
 )
 from ...ml.live import CandleSnapshot
-from ...ml.split import describe_spans
 from ...paths import AppPaths
 from ...timeparse import format_minute
 from ...viewmodel.training_session import TrainingSession
@@ -76,6 +75,7 @@ from .evaluation_view import EvaluationView
 from .gauges import DeviceGauges
 from .launchers import JobLaunchers
 from .live_mode import LiveMode
+from .marks_preview import MarksBox
 from .metric_readout import MetricReadout
 from .paper_view import PaperTrading
 from .prediction_overlay import PredictionOverlay
@@ -251,14 +251,14 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         scrolled = QWidget()
         box = QVBoxLayout(scrolled)
         box.setContentsMargins(0, 0, 0, 0)
-        self.marks_box = QGroupBox("Marks by span")
-        self.marks_label = QLabel("Where the marks fall shows when a run starts")
-        self.marks_label.setWordWrap(True)
-        self.marks_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        QVBoxLayout(self.marks_box).addWidget(self.marks_label)
-        box.addWidget(self.marks_box)
         self.settings = TrainingSettings()
+        self.marks_box = MarksBox(self.settings.request, self._shown_candles,
+                                  self.paths.annotations_db)
+        box.addWidget(self.marks_box)
         box.addWidget(self.settings)
+        for changed in (self.settings.seq_len.valueChanged, self.settings.preset.currentTextChanged,
+                        self.settings.train_until.editingFinished):
+            changed.connect(self.marks_box.refresh)
         numbers = QGroupBox("Metrics")
         self.readout = MetricReadout()
         QVBoxLayout(numbers).addWidget(self.readout)
@@ -358,6 +358,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self._show_run()
         self._set_state("idle", f"ready: {', '.join(d.label for d in devices)}")
         self.refresh_runs()
+        self.marks_box.refresh()
         if self.current_run_id is not None:
             self.open_run(self.current_run_id)  # the last run's curves, as it recorded them
 
@@ -400,6 +401,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
                 log.error("the training worker did not stop within %.0f s", timeout_s)
         ok = self.warmup.join(max(0.0, deadline - time.monotonic())) and ok
         ok = self.report.join(max(0.0, deadline - time.monotonic())) and ok
+        ok = self.marks_box.join(max(0.0, deadline - time.monotonic())) and ok
         for task in self._tasks:
             ok = task.join(max(0.0, deadline - time.monotonic())) and ok
         self._tasks = [t for t in self._tasks if t.is_running()]
@@ -514,12 +516,14 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
     def _show_marks(self, event: RunStarted) -> None:
         """Where the run's spans lie and the marks each holds, and its warnings (they stay
         until the next run starts)."""
-        lines = describe_spans(event.spans)
-        if event.split_rule:
-            lines.append(f"({event.split_rule})")
-        self.marks_label.setText("\n".join(lines) or "—")
+        self.marks_box.show_run(event)
         self.marks_warning.setText("\n".join(f"⚠ {w}" for w in event.warnings))
         self.marks_warning.setVisible(bool(event.warnings))
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self.settings.devices and not self.busy:
+            self.marks_box.refresh()  # the marks may have changed on the chart meanwhile
 
     def _shown_candles(self) -> tuple[CandleSnapshot, SeriesKey] | None:
         """The closed candles on screen and their series (None: none)."""
@@ -537,6 +541,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         except WorkstationError:
             same = False
         self.settings.set_train_until(None if same else when)
+        self.marks_box.refresh()
         self._refuse("new runs train on every candle" if same else
                      f"new runs train until {format_minute(when)}: later candles are held "
                      f"out (Ctrl+U on the same candle: every candle)")
@@ -607,6 +612,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         if kind != "reset":
             return
         self._generation += 1  # another series: results of the old one are dropped
+        if not self.busy:
+            self.marks_box.refresh()
         if self._live_ready:
             if self.overlay is not None:
                 self.overlay.clear()
