@@ -15,6 +15,7 @@ from workstation.market.timeframes import ONE_MINUTE
 from workstation.ml.dataset import TrainingData, WindowSampler
 from workstation.ml.split import (
     MARKS_RULE,
+    MIN_VAL_REVIEWED,
     NO_MARKS_RULE,
     check_marks,
     describe_spans,
@@ -74,11 +75,11 @@ def test_marks_in_two_stretches_validate_on_the_end_of_the_second():
     assert split.after == (7000 + GAP, N)
 
 
-def test_validation_is_at_least_one_window_and_too_few_candles_before_it_are_refused():
+def test_a_few_marks_validate_on_their_newest_twenty_and_too_few_before_are_refused():
     split = plan_split(N, SEQ, 0.1, GAP, reviewed=reviewed((5000, 5100)))
-    assert split.val == (5100 - SEQ, 5100)  # 10 reviewed candles would be under a window
+    assert split.val == (5100 - MIN_VAL_REVIEWED, 5100)  # 10 % would be 10 reviewed candles
     with pytest.raises(WorkstationError, match="mark trades later in the history"):
-        plan_split(N, SEQ, 0.1, GAP, reviewed=reviewed((0, 150)))
+        plan_split(N, SEQ, 0.1, GAP, reviewed=reviewed((0, 100)))
 
 
 def test_train_until_holds_out_the_later_candles_after_a_gap():

@@ -10,7 +10,9 @@ Inside the used candles the validation span is chosen by one rule:
   one window, after a gap of ``gap`` candles that ends the training span;
 - **with marks**: the validation span is carved from the reviewed stretch, so the trader's
   heads are validated on marks and trained on marks: it ends at the last reviewed candle and
-  begins where the last ``val_fraction`` of the reviewed candles begin (at least one window).
+  begins where the last ``val_fraction`` of the reviewed candles begin (at least
+  ``MIN_VAL_REVIEWED`` of them: a few marks validate on their newest candles; validation need
+  not hold a whole window, its predictions read their context from the gap before it).
   Training is every candle up to ``gap`` before it and, ``gap`` candles after it, the
   unreviewed candles that follow (``after``: they train the market heads; no mark lies
   there, as validation ends at the last reviewed candle).
@@ -34,6 +36,7 @@ from .config import DEFAULT_MAX_EMBARGO
 from .hindsight import longest_reach, marks_longer
 from .targets import MASKED, Targets, run_starts, trade_starts
 
+MIN_VAL_REVIEWED = 20   # reviewed candles a validation carved from the marks holds at least
 NO_MARKS_RULE = "the validation span is the last {pct} of the candles"
 MARKS_RULE = "the validation span is the last {pct} of the reviewed candles"
 
@@ -139,8 +142,8 @@ def plan_split(n: int, seq_len: int, val_fraction: float, gap: int, *,
         rule = NO_MARKS_RULE.format(pct=pct)
     else:
         end = int(marked[-1]) + 1
-        count = max(1, int(round(marked.size * val_fraction)))
-        val = (min(int(marked[-count]), end - seq_len), end)
+        count = min(marked.size, max(MIN_VAL_REVIEWED, int(round(marked.size * val_fraction))))
+        val = (int(marked[-count]), end)
         after = (end + gap, limit) if limit - (end + gap) >= seq_len else None
         rule = MARKS_RULE.format(pct=pct)
     train_stop = val[0] - gap

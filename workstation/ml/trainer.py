@@ -314,7 +314,6 @@ class Trainer:
         self.marks, self.warnings = spans.marks, spans.warnings
         self._train_windows = WindowSampler.over(self.split.train_spans, model_config.seq_len,
                                                  train_config.window_stride)
-        self._val_windows = WindowSampler(*self.split.val, model_config.seq_len)
         t = data.targets
         self._majority = {
             name: {head: t.majority_baseline(head, *rng) for head in CLASS_HEADS}
@@ -460,7 +459,8 @@ class Trainer:
             features=self.data.feature_spec.to_dict(), targets=self.data.target_spec.to_dict(),
             n_params=model.n_params(), candles=len(self.data),
             train_windows=self._train_windows.n_windows,
-            val_windows=self._val_windows.n_windows, steps_per_epoch=self.steps_per_epoch,
+            val_windows=len(scoring_windows(self.split.val, self.model_config.seq_len)),
+            steps_per_epoch=self.steps_per_epoch,
             total_steps=self.total_steps, start_step=self.step,
             resumed_from=str(self.resume_from.path) if self.resume_from is not None else None,
             spans=spans_record(self.split, self.marks, self.data.ts),
