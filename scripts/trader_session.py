@@ -73,12 +73,12 @@ def main() -> int:
         xdo("click", "1")  # focus the chart (click-to-annotate is off: no trade is made)
         time.sleep(0.5)
         keys("End")
-        keys("Left", repeat=60, pause=0.02)
+        keys("shift+Left", repeat=40, pause=0.02)  # 400 candles back
         keys("l")                             # enter long at the cursor candle's close
         keys("Right", repeat=12, pause=0.02)
-        keys("x")                             # exit: the first trade
-        keys("Right", repeat=6, pause=0.02)
-        keys("s")                             # enter short
+        keys("x")                             # exit: the first trade (training learns it)
+        keys("shift+Right", repeat=30, pause=0.02)
+        keys("s")                             # enter short (the newest: it validates)
         keys("Right", repeat=15, pause=0.02)
         keys("Return")                        # exit: the second trade
         keys("Right", repeat=5, pause=0.02)
