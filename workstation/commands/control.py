@@ -12,6 +12,7 @@ import numpy as np
 
 from ..annotations.io import file_format, write_csv, write_json
 from ..errors import WorkstationError
+from ..ml.controls import RULES, ControlRule, control_marks, shuffled_marks
 from .flags import add_series_flags, flagged_series
 
 
@@ -19,11 +20,16 @@ def register(sub) -> None:
     p = sub.add_parser("control-marks", help="write rule-made control trades for a series",
                        description=__doc__.split("\n\n")[0])
     add_series_flags(p)
-    p.add_argument("--rule", choices=("ma-cross",), default="ma-cross",
-                   help="ma-cross: long while the fast average of closes is above the slow "
-                        "one, short while below")
-    p.add_argument("--fast", type=int, default=10, help="fast average, candles (default 10)")
-    p.add_argument("--slow", type=int, default=40, help="slow average, candles (default 40)")
+    p.add_argument("--rule", choices=RULES, default="ma-cross",
+                   help="ma-cross / ema-cross: long while the fast simple / exponential "
+                        "average of closes is above the slow one, short while below; "
+                        "donchian: long from a close above the highest high of the previous "
+                        "--window candles, short from one below their lowest low")
+    p.add_argument("--fast", type=int, help="fast average of the crosses, candles (default "
+                                            "10 for ma-cross, 20 for ema-cross)")
+    p.add_argument("--slow", type=int, help="slow average of the crosses, candles (default "
+                                            "40 for ma-cross, 50 for ema-cross)")
+    p.add_argument("--window", type=int, help="donchian's channel, candles (default 20)")
     p.add_argument("--shuffle", action="store_true",
                    help="the same trades in a random order that keeps the order of "
                         "directions, end to end (the negative control)")
@@ -33,23 +39,21 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..ml.controls import check_windows, ma_cross_marks, shuffled_marks
-
-    check_windows(args.fast, args.slow)
+    rule = ControlRule.of(args.rule, fast=args.fast, slow=args.slow, window=args.window)
     out = Path(args.out)
     as_json = file_format(out) == "json"
     candles, key = flagged_series(args)
-    trades = ma_cross_marks(candles, key.market, fast=args.fast, slow=args.slow)
+    trades = control_marks(candles, key.market, rule)
     if not trades:
         raise WorkstationError(f"{len(candles)} candles of {key.provenance} hold no completed "
-                               f"{args.fast}/{args.slow} cross regime")
+                               f"{rule.summary} regime")
     if args.shuffle:
         trades = shuffled_marks(trades, candles, seed=args.seed)
     (write_json if as_json else write_csv)(trades, out)
     length = np.array([t.holding_ms for t in trades]) / candles.timeframe.ms
     longs = length[[t.direction.sign > 0 for t in trades]].sum() / length.sum()
-    print(f"wrote {len(trades):,} {'shuffled ' * args.shuffle}{args.fast}/{args.slow} "
-          f"cross trades of {key.market} {candles.timeframe.name} to {out}: "
+    print(f"wrote {len(trades):,} {'shuffled ' * args.shuffle}{rule.summary} trades of "
+          f"{key.market} {candles.timeframe.name} to {out}: "
           f"{int(length.sum()):,} candles held end to end, median {np.median(length):g} and "
           f"mean {length.mean():.1f} candles a trade, {longs:.1%} of them long; import them "
           f"with `workstation annotations import {out}`")

@@ -4,16 +4,29 @@ A positive control imports trades that follow a rule the model can compute from 
 window and expects the position head to beat its baselines; the negative control imports the
 same trades shuffled in time, which no rule on the candles explains, and expects no edge.
 
-- ``ma_cross_positions``: +1 (long) while the ``fast``-candle simple moving average of closes
-  is above the ``slow``-candle one, -1 (short) while below; a tie keeps the position, and
-  before the slow average exists it is 0 (flat). Value ``t`` depends on closes ``<= t``
-  only, each average on its own window only (``candle_columns.trailing_mean``). The model can
-  compute it from a window that holds the slow average: keep ``slow`` well inside
-  ``seq_len`` (10/40 with 200-candle windows, 5/20 with 64).
-- ``ma_cross_marks``: those positions as trades, one per regime, each entered at the close of
-  the candle at which its cross is seen and exited at the close of the candle of the next
-  cross, where the next trade is entered: trades touch end to end, so every candle from the
-  first entry to the last exit is reviewed and labelled with the rule's position. The regime
+The rules (``ControlRule``, by name; each value ``t`` depends on candles ``<= t`` only):
+
+- ``ma-cross`` (``ma_cross_positions``, default 10/40): +1 (long) while the ``fast``-candle
+  simple moving average of closes is above the ``slow``-candle one, -1 (short) while below.
+  Each average is summed from its own window only (``candle_columns.trailing_mean``), so the
+  positions do not depend on where the series starts.
+- ``ema-cross`` (``ema_cross_positions``, default 20/50): the same with exponential moving
+  averages (``ema``: weight ``2 / (span + 1)``, seeded with the first close), which depend on
+  the whole past, fading: a series that starts later agrees once the seed has faded.
+- ``donchian`` (``donchian_positions``, default 20): long from a close above the highest high
+  of the previous ``window`` candles, short from a close below their lowest low, held until
+  the opposite breakout.
+
+Each position is 0 (flat) until the rule's first candle with a full window (``slow - 1`` for
+the crosses, ``window`` for donchian); from then on a candle that gives no signal (a tie of
+the averages, a close inside the channel) keeps the position, and it is flat until the first
+signal. The model can compute a rule from a window that holds the rule's longest window: keep
+it well inside ``seq_len`` (10/40 or 20/50 with 200-candle windows, 5/20 with 64).
+
+- ``control_marks``: a rule's positions as trades, one per regime, each entered at the close of
+  the candle at which its signal is seen and exited at the close of the candle of the next
+  opposite one, where the next trade is entered: trades touch end to end, so every candle from
+  the first entry to the last exit is reviewed and labelled with the rule's position. The regime
   still open at the last closed candle is not a trade yet and is left out.
 - ``shuffled_marks``: the same trades in a random order that keeps the order of directions
   (each long trade takes the place of a long one, each short of a short), laid end to end
@@ -28,9 +41,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ..annotations.model import Direction, Trade
 from ..errors import WorkstationError
@@ -50,15 +65,129 @@ def check_windows(fast: int, slow: int) -> None:
                                f"fast {fast} and slow {slow}")
 
 
+def check_window(window: int) -> None:
+    """Refuse a channel that makes no breakout rule (``window >= 1``)."""
+    if window < 1:
+        raise WorkstationError(f"a Donchian breakout needs a window of at least 1 candle, "
+                               f"got {window}")
+
+
+def _held(signal: np.ndarray) -> np.ndarray:
+    """Each candle's last nonzero ``signal`` (+1/-1) so far, 0 before the first (int8)."""
+    last = np.maximum.accumulate(np.where(signal != 0, np.arange(len(signal)), -1))
+    return np.where(last >= 0, signal[np.maximum(last, 0)], 0).astype(np.int8)
+
+
+def _cross(fast_line: np.ndarray, slow_line: np.ndarray, slow: int) -> np.ndarray:
+    sign = np.sign(fast_line - slow_line).astype(np.int8)
+    sign[:slow - 1] = 0
+    return _held(sign)
+
+
 def ma_cross_positions(close: np.ndarray, fast: int, slow: int) -> np.ndarray:
     """+1/-1/0 (int8) per candle once it has closed; see the module docstring."""
     check_windows(fast, slow)
     close = np.asarray(close, dtype=np.float64)
-    n = len(close)
-    sign = np.sign(trailing_mean(close, fast) - trailing_mean(close, slow)).astype(np.int8)
-    sign[:slow - 1] = 0
-    last = np.maximum.accumulate(np.where(sign != 0, np.arange(n), -1))  # last unequal pair
-    return np.where(last >= 0, sign[np.maximum(last, 0)], 0).astype(np.int8)
+    return _cross(trailing_mean(close, fast), trailing_mean(close, slow), slow)
+
+
+def ema(x: np.ndarray, span: int) -> np.ndarray:
+    """Exponential moving average of ``x`` with weight ``2 / (span + 1)``, seeded with
+    ``x[0]``: ``e[t] = e[t - 1] + w * (x[t] - e[t - 1])`` (float64)."""
+    weight = 2.0 / (span + 1)
+    out = np.empty(len(x), dtype=np.float64)
+    value = float(x[0]) if len(x) else 0.0
+    for t, v in enumerate(np.asarray(x, dtype=np.float64).tolist()):
+        value += weight * (v - value)
+        out[t] = value
+    return out
+
+
+def ema_cross_positions(close: np.ndarray, fast: int, slow: int) -> np.ndarray:
+    """+1/-1/0 (int8) per candle once it has closed; see the module docstring."""
+    check_windows(fast, slow)
+    return _cross(ema(close, fast), ema(close, slow), slow)
+
+
+def donchian_positions(high: np.ndarray, low: np.ndarray, close: np.ndarray, window: int
+                       ) -> np.ndarray:
+    """+1/-1/0 (int8) per candle once it has closed; see the module docstring."""
+    check_window(window)
+    close = np.asarray(close, dtype=np.float64)
+    signal = np.zeros(len(close), dtype=np.int8)
+    if len(close) > window:  # channel of candles t - window .. t - 1, for t >= window
+        upper = sliding_window_view(np.asarray(high, dtype=np.float64)[:-1], window).max(1)
+        lower = sliding_window_view(np.asarray(low, dtype=np.float64)[:-1], window).min(1)
+        later = close[window:]
+        signal[window:] = np.where(later > upper, 1, np.where(later < lower, -1, 0))
+    return _held(signal)
+
+
+DEFAULT_WINDOWS = {"ma-cross": (10, 40), "ema-cross": (20, 50), "donchian": (20,)}
+RULES = tuple(DEFAULT_WINDOWS)
+
+
+@dataclass(frozen=True)
+class ControlRule:
+    """One of ``RULES`` and its windows in candles: ``(fast, slow)`` for the crosses,
+    ``(window,)`` for donchian."""
+
+    name: str
+    windows: tuple[int, ...]
+
+    @classmethod
+    def of(cls, name: str, *, fast: int | None = None, slow: int | None = None,
+           window: int | None = None) -> ControlRule:
+        """The rule ``name`` with the windows given, the rule's defaults for the others;
+        refuses windows the rule does not take and windows that make no rule."""
+        if name not in DEFAULT_WINDOWS:
+            raise WorkstationError(f"unknown control rule {name!r}: one of {', '.join(RULES)}")
+        default = DEFAULT_WINDOWS[name]
+        if name == "donchian":
+            if fast is not None or slow is not None:
+                raise WorkstationError("donchian takes --window; --fast and --slow are for "
+                                       "the crosses")
+            rule = cls(name, (default[0] if window is None else window,))
+            check_window(*rule.windows)
+        else:
+            if window is not None:
+                raise WorkstationError(f"{name} takes --fast and --slow; --window is for "
+                                       f"donchian")
+            rule = cls(name, (default[0] if fast is None else fast,
+                              default[1] if slow is None else slow))
+            check_windows(*rule.windows)
+        return rule
+
+    @property
+    def tag(self) -> str:
+        """E.g. ``ema-cross 20/50``: the rule's tag on its marks."""
+        return f"{self.name} {'/'.join(map(str, self.windows))}"
+
+    @property
+    def summary(self) -> str:
+        """E.g. ``20/50 EMA cross``: what a trade is, in words."""
+        label = "/".join(map(str, self.windows))
+        return {"ma-cross": f"{label} cross", "ema-cross": f"{label} EMA cross",
+                "donchian": f"{label}-candle Donchian breakout"}[self.name]
+
+    @property
+    def notes(self) -> str:
+        """The rule in a sentence, the notes of its marks."""
+        if self.name == "donchian":
+            return (f"control mark: long from a close above the highest high of the previous "
+                    f"{self.windows[0]} candles, short from one below their lowest low")
+        fast, slow = self.windows
+        kind = "exponential average" if self.name == "ema-cross" else "average"
+        return (f"control mark: long while the {fast}-candle {kind} of closes is above the "
+                f"{slow}-candle one, short while below")
+
+    def positions(self, candles: Candles) -> np.ndarray:
+        """The rule's position at each of ``candles``."""
+        if self.name == "donchian":
+            return donchian_positions(candles.high, candles.low, candles.close,
+                                      self.windows[0])
+        cross = ma_cross_positions if self.name == "ma-cross" else ema_cross_positions
+        return cross(candles.close, *self.windows)
 
 
 def _closed(candles: Candles) -> Candles:
@@ -78,23 +207,22 @@ def _trade(candles: Candles, market: MarketKey, entry: int, exit_: int, sign: in
                  exit_ts=int(ts[exit_]), exit_price=float(close[exit_]), tags=tags, notes=notes)
 
 
-def _rule_tag(fast: int, slow: int) -> str:
-    return f"ma-cross {fast}/{slow}"
+def control_marks(candles: Candles, market: MarketKey, rule: ControlRule) -> list[Trade]:
+    """``rule``'s trades on the closed candles of ``candles`` (of ``market``), in time order;
+    see the module docstring."""
+    candles = _closed(candles)
+    position = rule.positions(candles)
+    # a signal is seen at each of these closes; the position is flat only before the first
+    change = np.flatnonzero(np.diff(position)) + 1
+    tags = (CONTROL_TAG, rule.tag)
+    return [_trade(candles, market, i, j, int(position[i]), tags, rule.notes)
+            for i, j in pairwise(change.tolist())]
 
 
 def ma_cross_marks(candles: Candles, market: MarketKey, *, fast: int = 10, slow: int = 40
                    ) -> list[Trade]:
-    """The rule's trades on the closed candles of ``candles`` (of ``market``), in time order;
-    see the module docstring."""
-    candles = _closed(candles)
-    position = ma_cross_positions(candles.close, fast, slow)
-    # a cross is seen at each of these closes; the position is flat only before the first
-    change = np.flatnonzero(np.diff(position)) + 1
-    tags = (CONTROL_TAG, _rule_tag(fast, slow))
-    notes = (f"control mark: long while the {fast}-candle average of closes is above the "
-             f"{slow}-candle one, short while below")
-    return [_trade(candles, market, i, j, int(position[i]), tags, notes)
-            for i, j in pairwise(change.tolist())]
+    """The ``ma-cross`` rule's trades (``control_marks``)."""
+    return control_marks(candles, market, ControlRule.of("ma-cross", fast=fast, slow=slow))
 
 
 def _indices(candles: Candles, times: list[int]) -> np.ndarray:
