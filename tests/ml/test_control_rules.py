@@ -18,6 +18,7 @@ from workstation.errors import WorkstationError
 from workstation.market.candles import Candles
 from workstation.market.csv_io import write_candles_csv
 from workstation.market.demo import demo_candles
+from workstation.market.perturb import changed_after
 from workstation.market.series import MarketKey
 from workstation.market.sources import load_series
 from workstation.market.timeframes import ONE_MINUTE
@@ -97,14 +98,8 @@ def test_rules_have_their_defaults_and_refuse_windows_they_do_not_take():
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
 def test_rules_are_causal_later_candles_change_nothing_before_them(rule):
     candles = candles_of(3000)
-    t = 2000
-    ts, o, h, l, c, v = (col.copy() for col in candles.columns())
-    rng = np.random.default_rng(0)
-    c[t + 1:] *= np.exp(np.cumsum(rng.normal(0, 0.01, len(c) - t - 1)))
-    o[t + 1:] = np.concatenate(([c[t]], c[t + 1:-1]))
-    h[t + 1:] = np.maximum(o[t + 1:], c[t + 1:]) * 1.001
-    l[t + 1:] = np.minimum(o[t + 1:], c[t + 1:]) * 0.999
-    changed = Candles.from_arrays(ts, o, h, l, c, v, ONE_MINUTE)
+    t, ts = 2000, candles.ts
+    changed = changed_after(candles, int(ts[t]), seed=0, drop=0.0)
     assert not (rule.positions(changed)[t + 1:] == rule.positions(candles)[t + 1:]).all()
     assert (rule.positions(changed)[:t + 1] == rule.positions(candles)[:t + 1]).all()
     before = [m for m in control_marks(candles, MARKET, rule) if m.exit_ts <= ts[t]]
