@@ -37,6 +37,9 @@ def add_context_flags(parser) -> None:
                         help="also feed a reference asset's candles at the same times (e.g. "
                              "BTC/USDT); a missing one is masked, never filled in")
     add_reference_source_flag(parser)
+    parser.add_argument("--trend-windows", metavar="K[,K...]",
+                        help="also feed where the close stands against the last K candles' "
+                             "average and channel, for each K (e.g. 10,20,50,100)")
 
 
 def add_reference_source_flag(parser) -> None:
@@ -53,7 +56,18 @@ def context_overrides(args) -> dict:
     if args.reference_source and not args.reference:
         raise WorkstationError("--reference-source needs --reference SYMBOL")
     return {"higher_timeframes": parse_higher_timeframes(args.higher_timeframes),
-            "reference": args.reference}
+            "reference": args.reference, "trend_windows": _windows(args.trend_windows)}
+
+
+def _windows(text: str | None) -> tuple[int, ...] | None:
+    """``--trend-windows 10,20,50``; None when not given."""
+    if text is None:
+        return None
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise WorkstationError(f"--trend-windows must be candle counts like 10,20,50, got "
+                               f"{text!r}") from None
 
 
 def add_exchange_flags(parser) -> None:

@@ -169,7 +169,8 @@ def _flat_band(args) -> str | None:
 _SETTING_FLAGS = ("preset", "epochs", "batch_size", "seq_len", "lr", "stride", "val_fraction",
                   "log_every", "train_until", "dropout", "flat_band", "flat_k", "flat_bps",
                   "trend_horizon", "trend_flat_bps", "review_margin", "seed", "threads",
-                  "resume", "max_candles", "compile", "higher_timeframes", "reference")
+                  "resume", "max_candles", "compile", "higher_timeframes", "reference",
+                  "trend_windows")
 _SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations")
 
 

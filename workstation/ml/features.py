@@ -6,7 +6,8 @@ price level gives the same features. Returns are expressed in units of a trailin
 (the RMS of close-to-close log returns over ``volatility_window`` candles), which makes them
 comparable across timeframes and calm or wild markets.
 
-The candle columns (``FEATURE_NAMES``) come first; ``ml.candle_columns`` computes them.
+The candle columns (``FEATURE_NAMES``) come first; ``ml.candle_columns`` computes them. With
+``trend_windows``, the multi-scale trend columns follow (``ml.trend_columns``).
 A series that starts ``spec.warmup`` or more candles before ``t`` gives exactly the same row
 ``t`` as the full history, so a live window needs only its own candles plus ``warmup``
 (``window_start`` says where a window must start when higher timeframes are on).
@@ -26,6 +27,7 @@ from ..errors import WorkstationError
 from .candle_columns import FEATURE_NAMES, candle_features
 from .context import check_context, context_features, context_names
 from .settings import settings_from_dict
+from .trend_columns import trend_features, trend_names
 
 FEATURES_VERSION = 1
 
@@ -45,9 +47,15 @@ class FeatureSpec:
     version: int = FEATURES_VERSION
     higher_timeframes: tuple[str, ...] = ()
     reference: str = ""
+    trend_windows: tuple[int, ...] = ()  # ``ml.trend_columns`` (none: not fed)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "higher_timeframes", tuple(self.higher_timeframes))
+        object.__setattr__(self, "trend_windows", tuple(int(k) for k in self.trend_windows))
+        if any(k < 2 for k in self.trend_windows) or \
+                len(set(self.trend_windows)) != len(self.trend_windows):
+            raise WorkstationError(f"trend windows must be distinct candle counts of at least "
+                                   f"2, got {', '.join(map(str, self.trend_windows))}")
         object.__setattr__(self, "reference", str(self.reference or "").strip().upper())
         check_context(self)
         for name in ("volatility_window", "regime_window", "volume_window"):
@@ -69,12 +77,14 @@ class FeatureSpec:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return FEATURE_NAMES + context_names(self)
+        return FEATURE_NAMES + trend_names(self.trend_windows) + context_names(self)
 
     @property
     def warmup(self) -> int:
-        """Candles before ``t`` that row ``t`` of the candle columns depends on (at most)."""
-        return max(self.volatility_window, self.regime_window, self.volume_window)
+        """Candles before ``t`` that row ``t`` of the candle and trend columns depends on (at
+        most)."""
+        return max(self.volatility_window, self.regime_window, self.volume_window,
+                   *self.trend_windows)
 
     @property
     def has_context(self) -> bool:
@@ -83,6 +93,7 @@ class FeatureSpec:
     def to_dict(self) -> dict:
         data = dict(asdict(self), names=list(self.names))
         data["higher_timeframes"] = list(self.higher_timeframes)
+        data["trend_windows"] = list(self.trend_windows)
         return data
 
     @classmethod
@@ -102,6 +113,8 @@ def make_features(candles, spec: FeatureSpec | None = None, reference=None) -> n
     module docstring."""
     spec = spec or FeatureSpec()
     base = candle_features(candles, spec)
+    if spec.trend_windows:
+        base = np.concatenate((base, trend_features(candles, spec)), axis=1)
     if not spec.has_context:
         return base
     return np.concatenate((base, context_features(candles, spec, reference)), axis=1)
