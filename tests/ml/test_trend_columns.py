@@ -86,4 +86,5 @@ def test_train_feeds_them_from_the_command_line(capsys):
     assert started["features"]["trend_windows"] == [10, 40]
     assert started["model_config"]["n_features"] == len(FEATURE_NAMES) + 4
     assert main(["train", "--trend-windows", "10,x"]) == 1
-    assert "--trend-windows must be candle counts like 10,20,50" in capsys.readouterr().err
+    assert "trend windows must be candle counts like 10,20,50, got '10,x'" in \
+        capsys.readouterr().err

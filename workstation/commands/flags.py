@@ -52,22 +52,13 @@ def add_reference_source_flag(parser) -> None:
 def context_overrides(args) -> dict:
     """The ``FeatureSpec`` fields the context flags set (None: not given)."""
     from ..ml.context import parse_higher_timeframes
+    from ..ml.trend_columns import parse_trend_windows
 
     if args.reference_source and not args.reference:
         raise WorkstationError("--reference-source needs --reference SYMBOL")
     return {"higher_timeframes": parse_higher_timeframes(args.higher_timeframes),
-            "reference": args.reference, "trend_windows": _windows(args.trend_windows)}
-
-
-def _windows(text: str | None) -> tuple[int, ...] | None:
-    """``--trend-windows 10,20,50``; None when not given."""
-    if text is None:
-        return None
-    try:
-        return tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise WorkstationError(f"--trend-windows must be candle counts like 10,20,50, got "
-                               f"{text!r}") from None
+            "reference": args.reference,
+            "trend_windows": parse_trend_windows(args.trend_windows)}
 
 
 def add_exchange_flags(parser) -> None:

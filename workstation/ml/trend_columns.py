@@ -19,7 +19,19 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import maximum_filter1d, minimum_filter1d
 
+from ..errors import WorkstationError
 from .candle_columns import trailing_mean, volatility
+
+
+def parse_trend_windows(text: str | None) -> tuple[int, ...] | None:
+    """``"10,20,50"`` -> ``(10, 20, 50)``; None for None (not given), ``()`` for a blank."""
+    if text is None:
+        return None
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise WorkstationError(f"trend windows must be candle counts like 10,20,50, got "
+                               f"{text!r}") from None
 
 
 def trend_names(windows: tuple[int, ...]) -> tuple[str, ...]:

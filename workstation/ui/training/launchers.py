@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QPlainTextEdit, QWidget
 
 from ...display import size
 from ...errors import WorkstationError
+from ...ml.job import TrainingRequest
 from ...ml.live import CandleSnapshot, LiveJob
 from ...viewmodel import training_session
 from .worker import (
@@ -198,6 +199,16 @@ class JobLaunchers:
 
         return CheckpointStore(self.paths.checkpoints_dir)
 
+    def _settings_request(self, **kwargs) -> TrainingRequest | None:
+        """The settings as a request (``TrainingSettings.request``), or None after saying in
+        one line which setting is refused (a Train until or trend windows that are no such
+        thing)."""
+        try:
+            return self.settings.request(**kwargs)
+        except WorkstationError as exc:
+            self._refuse(str(exc))
+            return None
+
     def _closed_candles(self) -> CandleSnapshot | None:
         candles, key = self.live_data.candles, self.live_data.key
         snapshot = CandleSnapshot.of(candles)
@@ -223,8 +234,10 @@ class JobLaunchers:
             return
         key = self.live_data.key
         assert key is not None  # _closed_candles: a series is open
+        request = self._settings_request(resume_run=resume_run)
+        if request is None:
+            return
         run_id = resume_run or self._store().new_run_id()
-        request = self.settings.request(resume_run=resume_run)
         job = TrainingJob(request, snapshot, key, run_id, self.paths.checkpoints_dir,
                           self.paths.annotations_db)
         self.current_run_id = run_id
@@ -249,7 +262,9 @@ class JobLaunchers:
             self._refuse("live inference needs a trained model: train one first, or use live "
                          "inference with per-candle training")
             return
-        request = self.settings.request()
+        request = self._settings_request()
+        if request is None:
+            return
         job = LiveJob(device=request.device, train=train,
                       checkpoints_root=self.paths.checkpoints_dir, provenance=key.provenance,
                       source_run=source, preset=request.preset,
@@ -273,7 +288,9 @@ class JobLaunchers:
         key = self.live_data.key
         assert key is not None  # _closed_candles: a series is open
         folds = self.evaluation.folds.value()
-        request = self.settings.request(epochs=self.evaluation.epochs.value())
+        request = self._settings_request(epochs=self.evaluation.epochs.value())
+        if request is None:
+            return
         job = EvaluationJob(request, snapshot, key, folds, self.paths.annotations_db,
                             seeds=self.evaluation.seeds.value())
         self.provenance = key.provenance

@@ -1,6 +1,6 @@
-"""The training settings form: the preset, the main hyperparameters, the higher timeframes
-and reference asset the model reads, and the device picker. ``request()`` reads it as the
-``ml.job.TrainingRequest`` every job starts from."""
+"""The training settings form: the preset, the main hyperparameters, the higher timeframes,
+reference asset and trend windows the model reads, and the device picker. ``request()`` reads
+it as the ``ml.job.TrainingRequest`` every job starts from."""
 
 from __future__ import annotations
 
@@ -74,6 +74,11 @@ class TrainingSettings(QGroupBox):
         form.addRow("Dropout", self.dropout)
         form.addRow(self.grad_checkpointing)
         form.addRow(self.mixed_precision)
+        self.trend_windows = QLineEdit()
+        self.trend_windows.setPlaceholderText("none (e.g. 10,20,50,100)")
+        self.trend_windows.setToolTip(
+            "Also feed where the close stands against each window's average and channel of "
+            "highs and lows (candles); off by default")
         self.train_until = QLineEdit()
         self.train_until.setPlaceholderText("every candle (e.g. 2024-05-01 12:00)")
         self.train_until.setToolTip(
@@ -82,6 +87,7 @@ class TrainingSettings(QGroupBox):
             "by default (Ctrl+U: the cursor's candle)")
         form.addRow("Higher timeframes", self.higher_timeframes)
         form.addRow("Reference asset", self.reference)
+        form.addRow("Trend windows", self.trend_windows)
         form.addRow("Train until", self.train_until)
         self.preset.currentTextChanged.connect(self._preset_chosen)
         self.device.currentIndexChanged.connect(self._device_chosen)
@@ -140,6 +146,7 @@ class TrainingSettings(QGroupBox):
         features = features or {}
         self.higher_timeframes.setText(",".join(features.get("higher_timeframes") or ()))
         self.reference.setText(features.get("reference") or "")
+        self.trend_windows.setText(",".join(map(str, features.get("trend_windows") or ())))
         if preset and self.preset.findText(preset) >= 0:
             self.preset.setCurrentText(preset)
         for box, value in ((self.seq_len, model_config.get("seq_len")),
@@ -174,6 +181,7 @@ class TrainingSettings(QGroupBox):
         ``ml.job.plan``) and the device. ``resume_run`` continues that run; ``epochs``
         replaces the form's Epochs (an evaluation's folds train their own)."""
         from ...ml.context import parse_higher_timeframes
+        from ...ml.trend_columns import parse_trend_windows
 
         model = {"seq_len": self.seq_len.value(), "dropout": round(self.dropout.value(), 4),
                  "use_gradient_checkpointing": self.grad_checkpointing.isChecked()}
@@ -183,7 +191,8 @@ class TrainingSettings(QGroupBox):
         if self._has_precision_switch:
             train["mixed_precision"] = self.mixed_precision.isChecked()
         features = {"higher_timeframes": parse_higher_timeframes(self.higher_timeframes.text()),
-                    "reference": self.reference.text().strip() or None}
+                    "reference": self.reference.text().strip() or None,
+                    "trend_windows": parse_trend_windows(self.trend_windows.text())}
         return TrainingRequest(preset=self.preset.currentText(), model_overrides=model,
                                train_overrides=train, feature_overrides=features,
                                device=self.device_spec(), resume_run=resume_run)
