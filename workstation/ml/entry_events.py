@@ -56,7 +56,7 @@ from .scoring import (
     day_blocks,
     stationary_picks,
 )
-from .targets import MASKED, POSITION_CLASSES
+from .targets import MASKED, POSITION_CLASSES, trade_starts
 
 EVENT_WINDOW = TRANSITION_WINDOW  # candles a model's event may be off and still meet the trader's
 RANDOM_DRAWS = 200
@@ -71,11 +71,11 @@ def events(position: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     docstring)."""
     x = np.asarray(position)
     before, now = x[:-1], x[1:]
-    changed = now != before
-    if kind == ENTRIES:
-        at, side = changed & ((now == LONG) | (now == SHORT)), now
+    if kind == ENTRIES:  # a trade's start (``targets.trade_starts``), past the first candle
+        at, side = trade_starts(x)[1:], now
     else:
-        at, side = changed & ((before == LONG) | (before == SHORT)) & (now != MASKED), before
+        at, side = (now != before) & ((before == LONG) | (before == SHORT)) & (now != MASKED), \
+            before
     return np.flatnonzero(at) + 1, side[at]
 
 
