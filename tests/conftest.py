@@ -348,6 +348,7 @@ def make_dock(qtbot, paths):
         s = dock.settings
         s.preset.setCurrentText("tiny")
         s.seq_len.setValue(32)
+        s.stride.setValue(32)  # windows that do not overlap: a few steps an epoch
         s.batch_size.setValue(16)
         s.epochs.setValue(epochs)
         s.device.setCurrentIndex(s.device.findData("cpu"))

@@ -136,7 +136,8 @@ def test_a_runs_signals_are_out_of_sample_unless_asked(series, tmp_path, capsys)
     candles, path = series
     early = write_candles_csv(candles.slice(0, 2000), tmp_path / "early.csv")
     assert main(["train", "--source", f"csv:{early}", "--symbol", "ETH/USDT", "--seq-len", "32",
-                 "--batch-size", "16", "--epochs", "1", "--threads", "1", "--json"]) == 0
+                 "--stride", "32", "--batch-size", "16", "--epochs", "1", "--threads", "1",
+                 "--json"]) == 0
     run_id = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
     code, out, err = backtest(capsys, "--source", f"csv:{path}", "--symbol", "ETH/USDT",
                               "--signals", f"run:{run_id}", "--head", "candle",
@@ -187,7 +188,8 @@ def test_bad_requests_are_one_line(series, capsys):
 def test_evaluate_backtests_the_test_spans_each_with_its_folds_model(capsys):
     code = main(["evaluate", "--source", "demo", "--timeframe", "1h", "--max-candles", "3000",
                  "--seq-len", "16", "--batch-size", "32", "--folds", "2", "--epochs", "1",
-                 "--threads", "1", "--backtest", "--threshold", "0,1", "--fee-bps", "10",
+                 "--stride", "16", "--threads", "1", "--backtest", "--threshold", "0,1",
+                 "--fee-bps", "10",
                  "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
@@ -219,7 +221,8 @@ def test_a_run_trained_until_a_date_is_backtested_on_its_held_out_span(series, c
     candles, path = series
     until = int(candles.ts[1999])
     assert main(["train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--seq-len", "32",
-                 "--batch-size", "16", "--epochs", "1", "--threads", "1", "--json",
+                 "--stride", "32", "--batch-size", "16", "--epochs", "1", "--threads", "1",
+                 "--json",
                  "--train-until", str(until)]) == 0
     out = capsys.readouterr()
     events = [json.loads(line) for line in out.out.splitlines()]

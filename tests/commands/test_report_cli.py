@@ -58,7 +58,7 @@ def train(capsys, path, *extra) -> tuple[str, dict]:
     """A tiny run on the file; its id and its RunStarted event."""
     assert main(["train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--timeframe",
                  "15m", "--seq-len", "32", "--batch-size", "32", "--epochs", "1", "--threads",
-                 "1", "--json", *extra]) == 0
+                 "1", "--stride", "32", "--json", *extra]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     return events[-1]["run_id"], next(e for e in events if e["event"] == "RunStarted")
 

@@ -21,7 +21,9 @@ from workstation.ml.context import (
 from workstation.ml.features import FeatureSpec, make_features
 
 END = 1_700_000_000_000 - 1_700_000_000_000 % 3_600_000  # on the hour
-SPEC = FeatureSpec(higher_timeframes=("15m", "1h"), reference="BTC/USDT")
+# the candle columns alone before the context, so the context's columns start at N_FEATURES
+PLAIN = FeatureSpec(trend_windows=())
+SPEC = FeatureSpec(higher_timeframes=("15m", "1h"), reference="BTC/USDT", trend_windows=())
 H_WIDTH = len(CLOSED_NAMES) + len(FORMING_NAMES) + 1
 
 
@@ -38,7 +40,7 @@ def test_columns_are_named_and_the_plain_features_are_unchanged(market):
     assert SPEC.names[N_FEATURES] == "15m:open_ret" and SPEC.names[-1] == "ref:mask"
     features = make_features(eth, SPEC, btc)
     assert features.shape == (len(eth), SPEC.n_features) and np.isfinite(features).all()
-    np.testing.assert_array_equal(features[:, :N_FEATURES], make_features(eth, FeatureSpec()))
+    np.testing.assert_array_equal(features[:, :N_FEATURES], make_features(eth, PLAIN))
     assert FeatureSpec.from_dict(SPEC.to_dict()) == SPEC
 
 

@@ -41,7 +41,8 @@ def test_two_processes_under_torchrun_follow_the_single_process_run(tmp_path, ca
     path = write_candles_csv(demo_candles(900, ONE_MINUTE, seed=2, end_ts=END),
                              tmp_path / "eth.csv")
     assert main(["train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--seq-len", "16",
-                 "--batch-size", "16", "--epochs", "2", "--threads", "1", "--seed", "1",
+                 "--stride", "16", "--batch-size", "16", "--epochs", "2", "--threads", "1",
+                 "--seed", "1",
                  "--log-every", "1", "--no-annotations", "--json"]) == 0
     single = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
     manifest = CheckpointStore().run_dir(single) / MANIFEST_NAME
@@ -107,7 +108,7 @@ def _launch_and_wait_for_training(tmp_path, store, **env):
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
          "-m", "workstation", "train", "--source", f"csv:{path}", "--symbol", "ETH/USDT",
          "--seq-len", "16", "--batch-size", "16", "--epochs", "400", "--threads", "1",
-         "--log-every", "1", "--no-annotations", "--json"],
+         "--stride", "16", "--log-every", "1", "--no-annotations", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1", **env})
     for _ in range(1200):  # at most 120 s

@@ -204,7 +204,8 @@ def test_a_tiny_evaluation_reports_entries_and_exits_per_fold_and_pooled(capsys)
                        for k, i in enumerate(range(20, 880, 30)))])
     code = main(["evaluate", "--source", "demo", "--symbol", "ETH/USDT", "--timeframe", "1h",
                  "--max-candles", "900", "--seq-len", "16", "--batch-size", "32", "--folds",
-                 "2", "--epochs", "1", "--threads", "1", "--seeds", "1", "--json"])
+                 "2", "--stride", "16", "--epochs", "1", "--threads", "1", "--seeds", "1",
+                 "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     objects = [json.loads(line) for line in out.out.splitlines()]

@@ -163,7 +163,7 @@ def test_walk_forward_folds_expand_and_keep_an_embargo_before_each_test_span():
 def test_evaluate_prints_one_object_per_fold_and_head_then_a_summary(capsys):
     code = main(["evaluate", "--source", "demo", "--timeframe", "1h", "--max-candles", "3000",
                  "--seq-len", "16", "--batch-size", "32", "--folds", "2", "--epochs", "1",
-                 "--threads", "1", "--seeds", "2", "--json"])
+                 "--stride", "16", "--threads", "1", "--seeds", "2", "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     objects = [json.loads(line) for line in out.out.splitlines()]
@@ -207,7 +207,8 @@ def test_evaluate_widens_the_embargo_to_the_longest_mark_and_checks_the_labels(c
                             exit_price=float(close[exit_])))
     argv = ["evaluate", "--source", "demo", "--symbol", "ETH/USDT", "--timeframe", "1h",
             "--max-candles", "3000", "--seq-len", "16", "--batch-size", "32", "--folds", "2",
-            "--epochs", "1", "--threads", "1", "--seeds", "2", "--max-embargo", "120",
+            "--stride", "16", "--epochs", "1", "--threads", "1", "--seeds", "2", "--max-embargo",
+            "120",
             "--primary", "trend", "--json"]
     code = main(argv)
     out = capsys.readouterr()
@@ -320,7 +321,7 @@ def test_folds_trained_in_parallel_processes_score_exactly_as_in_sequence(capsys
                              tmp_path / "e.csv")
     argv = ["evaluate", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--timeframe", "1h",
             "--seq-len", "16", "--batch-size", "32", "--folds", "3", "--epochs", "1",
-            "--threads", "1", "--seeds", "2", "--json"]
+            "--stride", "16", "--threads", "1", "--seeds", "2", "--json"]
     results = {}
     for workers in ("1", "2"):
         code = main([*argv, "--workers", workers])

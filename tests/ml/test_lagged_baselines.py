@@ -104,7 +104,7 @@ def test_fitting_reads_the_training_span_only():
 def test_evaluate_lists_the_lagged_baselines_and_bars_on_the_best_of_all(capsys):
     code = main(["evaluate", "--source", "demo", "--timeframe", "1h", "--max-candles", "2000",
                  "--seq-len", "16", "--batch-size", "32", "--folds", "2", "--epochs", "1",
-                 "--seeds", "1", "--threads", "1", "--json"])
+                 "--stride", "16", "--seeds", "1", "--threads", "1", "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     objects = [json.loads(line) for line in out.out.splitlines()]

@@ -22,6 +22,7 @@ from workstation.ml.targets import (
     make_targets,
     trailing_volatility_bps,
 )
+from workstation.ml.trend_columns import TREND_WINDOWS, trend_names
 
 T0 = 1_700_000_000_000 - 1_700_000_000_000 % 86_400_000  # a UTC midnight
 
@@ -50,10 +51,14 @@ def with_columns(candles: Candles, **cols) -> Candles:
 # -- features ---------------------------------------------------------------------------------
 def test_features_shape_dtype_and_finite():
     feats = make_features(random_candles(1000))
-    assert feats.shape == (1000, N_FEATURES) == (1000, len(FEATURE_NAMES))
+    width = FeatureSpec().n_features  # the candle columns, then the trend columns
+    assert feats.shape == (1000, width) and width == N_FEATURES + 2 * len(TREND_WINDOWS)
+    assert FeatureSpec().names[:N_FEATURES] == FEATURE_NAMES
     assert feats.dtype == np.float32
     assert np.isfinite(feats).all()
-    assert make_features(random_candles(1)).shape == (1, N_FEATURES)
+    assert make_features(random_candles(1)).shape == (1, width)
+    assert make_features(random_candles(9), FeatureSpec(trend_windows=())).shape == (
+        9, N_FEATURES)
 
 
 @pytest.mark.parametrize("t", [0, 1, 5, 59, 60, 61, 300, 998])
@@ -123,13 +128,13 @@ def test_features_of_a_long_series_are_finite():
     candles = Candles.from_arrays(ts, close, close * 1.001, close * 0.999, close,
                                   np.full(n, 10.0), ONE_MINUTE, validate=False)
     feats = make_features(candles)
-    assert feats.shape == (n, N_FEATURES) and np.isfinite(feats).all()
+    assert feats.shape == (n, FeatureSpec().n_features) and np.isfinite(feats).all()
 
 
 def test_feature_spec_round_trip_and_errors():
     spec = FeatureSpec(volatility_window=30)
     assert FeatureSpec.from_dict(spec.to_dict()) == spec
-    assert spec.to_dict()["names"] == list(FEATURE_NAMES)
+    assert spec.to_dict()["names"] == list(FEATURE_NAMES + trend_names(TREND_WINDOWS))
     with pytest.raises(WorkstationError, match="unknown feature settings: colour"):
         FeatureSpec.from_dict({"colour": 1})
     with pytest.raises(WorkstationError, match="differ"):
@@ -310,7 +315,7 @@ def test_device_series_gathers_windows_by_index():
     series = DeviceSeries(data, torch.device("cpu"))
     starts = torch.tensor([0, 17, 400])
     batch = series.gather(starts, 32)
-    assert batch.x.shape == (3, 32, N_FEATURES)
+    assert batch.x.shape == (3, 32, data.features.shape[1])
     for i, s in enumerate(starts.tolist()):
         np.testing.assert_array_equal(batch.x[i].numpy(), data.features[s:s + 32])
         np.testing.assert_array_equal(batch.candle[i].numpy(), data.targets.candle[s:s + 32])

@@ -13,8 +13,13 @@ import pytest
 import torch
 
 from workstation.errors import WorkstationError
-from workstation.ml.candle_columns import N_FEATURES
-from workstation.ml.config import PRESETS, TradingTransformerConfig, preset_config
+from workstation.ml.config import (
+    DEFAULT_FEATURES,
+    LINEAR_LAGS,
+    PRESETS,
+    TradingTransformerConfig,
+    preset_config,
+)
 from workstation.ml.model import ModelOutput, TradingTransformer, activation_bytes
 
 torch.set_num_threads(1)
@@ -48,29 +53,29 @@ def test_output_shapes():
     config = tiny()
     model = TradingTransformer(config)
     for t in (64, 17, 1):
-        out = model(torch.randn(3, t, N_FEATURES))
+        out = model(torch.randn(3, t, DEFAULT_FEATURES))
         assert out.candle_logits.shape == (3, t, 3)
         assert out.trend_logits.shape == (3, t, 3)
         assert out.position_logits.shape == out.regime_logits.shape == (3, t, 3)
         assert out.return_mean.shape == (3, t)
         assert out.return_logvar.shape == (3, t)
     plain = TradingTransformer(tiny(use_uncertainty_estimation=False))
-    assert plain(torch.randn(2, 8, N_FEATURES)).return_logvar is None
+    assert plain(torch.randn(2, 8, DEFAULT_FEATURES)).return_logvar is None
 
 
 def test_bad_inputs_are_clear_errors():
     model = TradingTransformer(tiny())
     with pytest.raises(ValueError, match="longer than seq_len 64"):
-        model(torch.randn(1, 65, N_FEATURES))
+        model(torch.randn(1, 65, DEFAULT_FEATURES))
     with pytest.raises(ValueError, match="expected features"):
-        model(torch.randn(1, 10, N_FEATURES + 1))
+        model(torch.randn(1, 10, DEFAULT_FEATURES + 1))
 
 
 def test_model_is_causal():
     model = TradingTransformer(tiny()).eval()
-    x = torch.randn(2, 64, N_FEATURES)
+    x = torch.randn(2, 64, DEFAULT_FEATURES)
     y = x.clone()
-    y[:, 40:] = torch.randn(2, 24, N_FEATURES) * 5
+    y[:, 40:] = torch.randn(2, 24, DEFAULT_FEATURES) * 5
     with torch.no_grad():
         a, b = model(x), model(y)
     torch.testing.assert_close(a.candle_logits[:, :40], b.candle_logits[:, :40])
@@ -78,9 +83,54 @@ def test_model_is_causal():
     assert not torch.allclose(a.candle_logits[:, 40:], b.candle_logits[:, 40:])
 
 
+def test_the_linear_readout_reads_the_last_linear_lags_candles_and_nothing_later():
+    """The lagged linear readout (``linear_lags``) adds a linear function of candles
+    t - L + 1 .. t to every class head's logits at t: the lagged logistic regression the
+    model is compared with, inside the model. A fresh model starts with it at zero."""
+    lags = 8
+    model = TradingTransformer(tiny(linear_lags=lags)).eval()
+    assert model.lags is not None and not model.lags.weight.any()
+    with torch.no_grad():
+        for head in (model.candle_head, model.trend_head, model.position_head,
+                     model.regime_head):  # the transformer's part silenced: the readout alone
+            head.weight.zero_()
+            head.bias.zero_()
+        model.lags.weight.normal_(generator=torch.Generator().manual_seed(2))
+    x = torch.randn(1, 64, DEFAULT_FEATURES, generator=torch.Generator().manual_seed(3))
+    t = 40
+
+    def logits_at_t(changed_at: int) -> torch.Tensor:
+        y = x.clone()
+        y[:, changed_at] += 3.0
+        with torch.no_grad():
+            out = model(y)
+        return torch.cat([out.candle_logits[0, t], out.position_logits[0, t]])
+
+    unchanged = logits_at_t(t + 1)  # later candles: nothing
+    assert torch.equal(unchanged, logits_at_t(t - lags))  # older than the readout: nothing
+    assert not torch.equal(unchanged, logits_at_t(t - lags + 1))
+    assert not torch.equal(unchanged, logits_at_t(t))
+
+
+def test_presets_read_60_lags_and_settings_from_before_the_readout_read_none():
+    assert all(config.linear_lags == LINEAR_LAGS == 60 for config in PRESETS.values())
+    assert preset_config("tiny", seq_len=32).linear_lags == 32  # at most a window
+    assert preset_config("tiny", seq_len=32, linear_lags=0).linear_lags == 0
+    old = PRESETS["tiny"].to_dict()
+    del old["linear_lags"]  # a checkpoint written before the readout existed
+    config = TradingTransformerConfig.from_dict(old)
+    assert config.linear_lags == 0
+    model = TradingTransformer(config)
+    assert model.lags is None and not any(name.startswith("lags") for name in
+                                          model.state_dict())
+    with pytest.raises(WorkstationError, match="linear_lags must be a candle count from 0 to "
+                                               "seq_len \\(32\\), got 40"):
+        TradingTransformerConfig(seq_len=32, linear_lags=40)
+
+
 def test_config_defaults_round_trip_and_presets():
     default = TradingTransformerConfig()  # every field has a default
-    assert default.n_features == N_FEATURES and default.seq_len == 200
+    assert default.n_features == DEFAULT_FEATURES and default.seq_len == 200
     assert (default.n_candle_classes, default.n_trend_classes, default.n_position_classes,
             default.n_regime_classes) == (3, 3, 3, 3)
     for config in PRESETS.values():
@@ -101,7 +151,7 @@ def test_config_defaults_round_trip_and_presets():
 @pytest.mark.parametrize("preset", ["tiny", "small"])
 def test_gradient_checkpointing_gives_the_same_gradients_with_dropout(preset):
     config = preset_config(preset, seq_len=48, dropout=0.2)
-    x = torch.randn(4, 48, N_FEATURES, generator=torch.Generator().manual_seed(5))
+    x = torch.randn(4, 48, DEFAULT_FEATURES, generator=torch.Generator().manual_seed(5))
     plain, loss_plain = grads_of(config, [x])
     ckpt, loss_ckpt = grads_of(dataclasses.replace(config, use_gradient_checkpointing=True), [x])
     assert loss_plain == loss_ckpt
@@ -119,8 +169,8 @@ def test_checkpointing_across_calls_of_different_lengths():
     tensors), give exactly the plain model's gradients."""
     config = tiny(dropout=0.1)
     g = torch.Generator().manual_seed(2)
-    inputs = [torch.randn(2, 64, N_FEATURES, generator=g),
-              torch.randn(3, 20, N_FEATURES, generator=g)]
+    inputs = [torch.randn(2, 64, DEFAULT_FEATURES, generator=g),
+              torch.randn(3, 20, DEFAULT_FEATURES, generator=g)]
     with torch.autograd.detect_anomaly():
         plain, _ = grads_of(config, inputs)
         ckpt, _ = grads_of(dataclasses.replace(config, use_gradient_checkpointing=True), inputs)
@@ -131,7 +181,7 @@ def test_modules_cache_no_tensors_between_calls():
     model = TradingTransformer(tiny(use_gradient_checkpointing=True, dropout=0.1))
     before = {n: p.data_ptr() for n, p in model.named_parameters()}
     for t in (64, 10):
-        loss_of(model(torch.randn(2, t, N_FEATURES))).backward()
+        loss_of(model(torch.randn(2, t, DEFAULT_FEATURES))).backward()
     assert list(model.buffers()) == []
     for name, module in model.named_modules():
         for attr, value in vars(module).items():
@@ -153,14 +203,14 @@ def test_in_place_write_to_a_saved_tensor_is_caught_and_the_model_does_none():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     with torch.autograd.detect_anomaly():
         for t in (64, 33):
-            loss_of(model(torch.randn(2, t, N_FEATURES))).backward()
+            loss_of(model(torch.randn(2, t, DEFAULT_FEATURES))).backward()
             opt.step()
             opt.zero_grad()
 
 
 def test_checkpointing_cuts_activation_memory():
     config = tiny(n_layers=4, dropout=0.1, seq_len=128)
-    x = torch.randn(8, 128, N_FEATURES)
+    x = torch.randn(8, 128, DEFAULT_FEATURES)
     plain = activation_bytes(TradingTransformer(config).train(), x)
     ckpt = activation_bytes(
         TradingTransformer(dataclasses.replace(config, use_gradient_checkpointing=True)).train(), x)
@@ -178,7 +228,7 @@ def test_forward_in_another_thread_with_its_own_grad_mode():
 
     def worker():
         torch.set_grad_enabled(True)
-        loss_of(model(torch.randn(1, 16, N_FEATURES))).backward()
+        loss_of(model(torch.randn(1, 16, DEFAULT_FEATURES))).backward()
         result["grad"] = model.embed.weight.grad is not None
 
     with torch.no_grad():  # the calling thread's grad mode does not leak into the worker

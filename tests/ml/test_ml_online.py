@@ -197,7 +197,7 @@ def test_weights_from_memory_are_copied_and_checked():
     for k, v in online.predictor.model.state_dict().items():
         assert torch.equal(v, source.state_dict()[k])
     other = TradingTransformer(preset_config("tiny", seq_len=16))
-    with pytest.raises(WorkstationError, match=r"do not fit.*shape mismatch: pos \(16, 32\)"):
+    with pytest.raises(WorkstationError, match=r"do not fit.*shape mismatch: .*pos \(16, 32\)"):
         learner(weights=other.state_dict())
 
 
@@ -287,7 +287,7 @@ def test_with_higher_timeframes_a_live_tail_predicts_as_the_whole_history_does()
     predictor = Predictor(config, features, SPEC)
     candles = demo_candles(9000, ONE_MINUTE, seed=8, end_ts=1_700_000_000_000)
     tail = window_candles(features, candles.timeframe, config.seq_len) + TAIL_MARGIN
-    for n in (6000, 7777, len(candles)):
+    for n in (7000, 7777, len(candles)):
         whole = predictor.predict(candles.slice(0, n))
         live = predictor.predict(candles.slice(n - tail, n))
         assert live == whole

@@ -44,6 +44,7 @@ def model_config(**overrides):
 
 def train_config(**overrides) -> TrainConfig:
     return TrainConfig(**dict(dict(epochs=2, batch_size=8, log_every=1, warmup_steps=2,
+                                   window_stride=32,
                                    lr=1e-3, cpu_threads=1), **overrides))
 
 
@@ -449,7 +450,8 @@ def cli_events(capsys, argv) -> tuple[int, list[dict], str]:
 
 def test_cli_trains_on_demo_data_and_resumes(capsys):
     argv = ["train", "--source", "demo", "--max-candles", "3000", "--seq-len", "32",
-            "--batch-size", "16", "--epochs", "1", "--log-every", "5", "--threads", "1", "--json"]
+            "--stride", "32", "--batch-size", "16", "--epochs", "1", "--log-every", "5",
+            "--threads", "1", "--json"]
     code, events, err = cli_events(capsys, argv)
     assert code == 0, err
     kinds = [e["event"] for e in events]
@@ -476,7 +478,7 @@ def test_cli_trains_on_a_csv_file(tmp_path, capsys):
     code, events, err = cli_events(capsys, [
         "train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--timeframe", "1m",
         "--seq-len", "32", "--batch-size", "16", "--epochs", "1", "--threads", "1", "--no-save",
-        "--json"])
+        "--stride", "32", "--json"])
     assert code == 0, err
     assert events[0]["provenance"] == "csv:eth.csv ETH/USDT 1m"
     assert "CheckpointSaved" not in [e["event"] for e in events]
@@ -484,7 +486,7 @@ def test_cli_trains_on_a_csv_file(tmp_path, capsys):
 
 def test_cli_reports_a_failed_run(capsys):
     code, events, err = cli_events(capsys, [
-        "train", "--source", "demo", "--max-candles", "3000", "--seq-len", "32",
+        "train", "--source", "demo", "--max-candles", "3000", "--seq-len", "32", "--stride", "32",
         "--batch-size", "16", "--epochs", "1", "--lr", "1e30", "--threads", "1", "--no-save",
         "--json"])
     assert code == 1

@@ -13,6 +13,7 @@ from workstation.ml.model_shapes import weight_shapes
 
 CONFIGS = [preset_config(name) for name in PRESETS] + [
     preset_config("tiny", use_uncertainty_estimation=False),
+    preset_config("tiny", linear_lags=0),
     preset_config("tiny", n_layers=1, seq_len=7, n_features=13, d_ff=40, n_heads=4,
                   n_candle_classes=2, n_trend_classes=5, n_position_classes=4,
                   n_regime_classes=6),

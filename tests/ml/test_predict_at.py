@@ -23,7 +23,8 @@ from workstation.ml.manifest import MANIFEST_NAME
 END = 1_700_000_000_000 - 1_700_000_000_000 % 3_600_000
 CONTEXT = ["--higher-timeframes", "15m,1h", "--reference", "BTC/USDT"]
 TRAIN = ["--symbol", "ETH/USDT", "--seq-len", "32", "--batch-size", "16", "--epochs", "1",
-         "--threads", "1", "--seed", "4", "--log-every", "1", "--no-annotations", "--json"]
+         "--stride", "32", "--threads", "1", "--seed", "4", "--log-every", "1",
+         "--no-annotations", "--json"]
 
 
 @pytest.fixture

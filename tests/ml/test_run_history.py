@@ -37,7 +37,7 @@ from workstation.ml.history.listing import list_runs
 from workstation.ml.history.reader import read_history
 
 torch.set_num_threads(1)
-TRAIN = ["train", "--source", "demo", "--max-candles", "3000", "--seq-len", "32",
+TRAIN = ["train", "--source", "demo", "--max-candles", "3000", "--seq-len", "32", "--stride", "32",
          "--batch-size", "16", "--threads", "1", "--json"]
 HEADS = ("candle", "trend", "position", "regime")
 
@@ -167,7 +167,8 @@ def test_the_training_job_records_a_stopped_run_and_its_resume(tmp_path):
 
     request = job.TrainingRequest(preset="tiny", model_overrides={"seq_len": 32},
                                   train_overrides={"epochs": 3, "batch_size": 16,
-                                                   "log_every": 1, "cpu_threads": 1},
+                                                   "window_stride": 32, "log_every": 1,
+                                                   "cpu_threads": 1},
                                   device="cpu", use_annotations=False)
     prepared = job.build(job.plan(request, store), candles, series, store=store,
                          annotations_db=None, on_event=on_event, stop=stop)
@@ -207,7 +208,8 @@ def test_a_failed_run_resumed_from_its_last_checkpoint_drops_the_steps_it_lost(t
 
     request = job.TrainingRequest(preset="tiny", model_overrides={"seq_len": 32},
                                   train_overrides={"epochs": 2, "batch_size": 16,
-                                                   "log_every": 1, "cpu_threads": 1},
+                                                   "window_stride": 32, "log_every": 1,
+                                                   "cpu_threads": 1},
                                   device="cpu", use_annotations=False)
     prepared = job.build(job.plan(request, store), candles, series, store=store,
                          annotations_db=None, on_event=on_event, stop=threading.Event())

@@ -22,7 +22,7 @@ from workstation.paths import app_paths
 
 END = 1_700_000_040_000 - 1_700_000_040_000 % 60_000
 TRAIN = ["--symbol", "ETH/USDT", "--seq-len", "16", "--batch-size", "16", "--epochs", "2",
-         "--threads", "1", "--seed", "3", "--json"]
+         "--stride", "16", "--threads", "1", "--seed", "3", "--json"]
 
 
 @pytest.fixture
@@ -145,7 +145,8 @@ def test_a_run_packed_for_a_cluster_trains_there_as_it_did_here(data, capsys, tm
     assert losses(run_id_of(out)) == here  # the same run, from the packed folder alone
 
     code, out, err = train(capsys, "--source", "demo", "--seq-len", "16", "--batch-size", "16",
-                           "--epochs", "1", "--threads", "1", "--max-candles", "600", "--json")
+                           "--stride", "16", "--epochs", "1", "--threads", "1", "--max-candles",
+                           "600", "--json")
     assert code == 0, err
     assert main(["runs", "export", run_id_of(out), "--for-cluster", str(tmp_path / "d")]) == 1
     assert "trained on demo candles" in capsys.readouterr().err

@@ -229,7 +229,7 @@ def test_train_show_spans_previews_the_spans_without_training(tmp_path, capsys):
                             entry_ts=int(ts[i]), entry_price=float(close[i]),
                             exit_ts=int(ts[i + 40]), exit_price=float(close[i + 40])))
     argv = ["train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--seq-len", "32",
-            "--show-spans"]
+            "--stride", "32", "--show-spans"]
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "a run on 3,000 candles of csv:eth.csv ETH/USDT 1m would have:"

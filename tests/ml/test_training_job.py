@@ -28,7 +28,8 @@ from workstation.ml.checkpoints import CheckpointStore
 
 END_TS = 1_700_000_000_000
 TINY = dict(preset="tiny", model_overrides={"seq_len": 16},
-            train_overrides={"epochs": 1, "batch_size": 8, "cpu_threads": 1})
+            train_overrides={"epochs": 1, "batch_size": 8, "cpu_threads": 1,
+                             "window_stride": 16})
 
 
 def candles():

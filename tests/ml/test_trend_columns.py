@@ -16,7 +16,8 @@ from workstation.market.demo import demo_candles
 from workstation.market.perturb import changed_after
 from workstation.market.timeframes import ONE_MINUTE
 from workstation.ml.candle_columns import FEATURE_NAMES, volatility
-from workstation.ml.features import FeatureSpec, make_features
+from workstation.ml.features import TREND_WINDOWS, FeatureSpec, make_features
+from workstation.ml.trend_columns import CHANNEL_CLIP
 
 END = 1_700_000_040_000 - 1_700_000_040_000 % 60_000
 SPEC = FeatureSpec(trend_windows=(5, 20))
@@ -26,11 +27,11 @@ def candles_of(n: int, seed: int = 3) -> Candles:
     return demo_candles(n, ONE_MINUTE, seed=seed, end_ts=END)
 
 
-def test_the_columns_are_the_close_against_its_average_and_its_channel():
+def test_the_columns_are_the_close_against_its_average_and_the_channel_before_it():
     candles = candles_of(300)
     rows = make_features(candles, SPEC)
     names = SPEC.names
-    assert names == FEATURE_NAMES + ("trend_5", "trend_20", "channel_5", "channel_20")
+    assert names == FEATURE_NAMES + ("trend_5", "trend_20", "breakout_5", "breakout_20")
     assert rows.shape == (300, len(names)) and SPEC.n_features == len(names)
     c, h, low = candles.close, candles.high, candles.low
     vol = volatility(candles, SPEC)
@@ -40,11 +41,16 @@ def test_the_columns_are_the_close_against_its_average_and_its_channel():
             run = np.log(c[t] / c[first:t + 1].mean()) / vol[t]
             assert rows[t, names.index(f"trend_{k}")] == pytest.approx(
                 np.clip(run, -10, 10), rel=1e-5, abs=1e-6)
-            top, bottom = h[first:t + 1].max(), low[first:t + 1].min()
+            before = slice(max(0, t - k), t) if t else slice(0, 1)  # the first reads its own
+            top, bottom = h[before].max(), low[before].min()
             place = 2 * (c[t] - bottom) / (top - bottom) - 1 if top > bottom else 0.0
-            assert rows[t, names.index(f"channel_{k}")] == pytest.approx(place, abs=1e-6)
-    channels = rows[:, [names.index("channel_5"), names.index("channel_20")]]
-    assert (channels >= -1).all() and (channels <= 1).all()
+            assert rows[t, names.index(f"breakout_{k}")] == pytest.approx(
+                np.clip(place, -CHANNEL_CLIP, CHANNEL_CLIP), rel=1e-5, abs=1e-6)
+    breakouts = rows[:, [names.index("breakout_5"), names.index("breakout_20")]]
+    assert (np.abs(breakouts) <= CHANNEL_CLIP).all()
+    # a close above every high of the k candles before it reads above 1: a breakout up
+    broke = c[20:] > np.array([h[t - 20:t].max() for t in range(20, 300)])
+    assert broke.any() and ((rows[20:, names.index("breakout_20")] > 1) == broke).all()
 
 
 def test_they_are_causal_the_same_from_a_later_start_and_scale_free():
@@ -66,10 +72,11 @@ def test_they_are_causal_the_same_from_a_later_start_and_scale_free():
     assert np.allclose(make_features(tenfold, SPEC), full, atol=1e-5)
 
 
-def test_a_run_records_them_and_old_settings_read_as_none():
+def test_they_are_fed_by_default_recorded_with_a_run_and_old_settings_read_as_none():
     data = SPEC.to_dict()
     assert data["trend_windows"] == [5, 20] and FeatureSpec.from_dict(data) == SPEC
-    old = FeatureSpec().to_dict()
+    assert FeatureSpec().trend_windows == TREND_WINDOWS == (10, 20, 50, 100)  # fed by default
+    old = FeatureSpec(trend_windows=()).to_dict()
     del old["trend_windows"]  # settings written before trend inputs existed
     assert FeatureSpec.from_dict(old).trend_windows == ()
     for bad in ((1,), (5, 5)):
@@ -79,7 +86,8 @@ def test_a_run_records_them_and_old_settings_read_as_none():
 
 def test_train_feeds_them_from_the_command_line(capsys):
     assert main(["train", "--max-candles", "1500", "--seq-len", "32", "--batch-size", "32",
-                 "--epochs", "1", "--threads", "1", "--no-save", "--trend-windows", "10,40",
+                 "--stride", "32", "--epochs", "1", "--threads", "1", "--no-save",
+                 "--trend-windows", "10,40",
                  "--json"]) == 0
     started = next(json.loads(line) for line in capsys.readouterr().out.splitlines()
                    if '"RunStarted"' in line)

@@ -101,7 +101,7 @@ def test_train_stops_at_a_safe_point_whenever_the_signal_comes(tmp_path):
 def test_evaluate_stops_between_batches(tmp_path):
     procs = [(start(tmp_path / f"e{i}", "evaluate", "--source", "demo", "--timeframe", "1h",
                     "--max-candles", "4000", "--seq-len", "32", "--folds", "2", "--epochs",
-                    "200", "--threads", "1"), signum, delay)
+                    "200", "--threads", "1", "--stride", "32"), signum, delay)
              for i, (signum, delay) in enumerate(((signal.SIGINT, 1.0),
                                                   (signal.SIGTERM, 4.0)))]
     for (code, err), (_, signum, _) in zip(signalled(procs), procs):

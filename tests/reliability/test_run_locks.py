@@ -56,7 +56,7 @@ def test_two_trainers_on_one_run_one_is_refused_at_once(capsys):
 
     store = CheckpointStore()
     argv = ["train", "--source", "demo", "--max-candles", "3000", "--seq-len", "32",
-            "--batch-size", "16", "--epochs", "1", "--threads", "1"]
+            "--stride", "32", "--batch-size", "16", "--epochs", "1", "--threads", "1"]
     assert main(argv) == 0
     (run,) = store.run_ids()
     env = dict(os.environ, PYTHONUNBUFFERED="1")

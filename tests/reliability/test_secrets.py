@@ -278,7 +278,7 @@ def test_a_session_leaves_no_secret_in_any_file_or_output(os_keyring, monkeypatc
     failed = capsys.readouterr()
     assert "GET http://***@127.0.0.1" in failed.err and "token=***&signature=***" in failed.err
     assert main(["train", "--source", "binance", "--symbol", "ETH/USDT", "--seq-len", "32",
-                 "--batch-size", "16", "--epochs", "1", "--threads", "1"]) == 0
+                 "--stride", "32", "--batch-size", "16", "--epochs", "1", "--threads", "1"]) == 0
     assert list(workstation_home.rglob("run.json"))  # the run's manifest
     marks = tmp_path / "marks.json"
     marks.write_text('{"version": 2, "annotations": []}')

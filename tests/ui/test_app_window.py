@@ -64,6 +64,7 @@ def test_closing_during_training_stops_saves_and_exits(qapp):
         training.settings.preset.setCurrentText("tiny")
         training.settings.epochs.setValue(500)
         training.settings.seq_len.setValue(32)
+        training.settings.stride.setValue(32)
         training.settings.batch_size.setValue(8)
         training.start_training()
         await wait_for(lambda: training.state == "training", WAIT_S)

@@ -165,7 +165,8 @@ def test_a_runs_signals_are_out_of_sample_unless_allowed_then_labelled(window, c
                                                                         tmp_path, capsys):
     early = write_candles_csv(candles.slice(0, 800), tmp_path / "early.csv")
     assert main(["train", "--source", f"csv:{early}", "--symbol", "ETH/USDT", "--seq-len", "32",
-                 "--batch-size", "16", "--epochs", "1", "--threads", "1", "--json"]) == 0
+                 "--stride", "32", "--batch-size", "16", "--epochs", "1", "--threads", "1",
+                 "--json"]) == 0
     run_id = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
     QTest.keyClick(window.chart.view, Key.Key_F9)
     view = window.backtest.view
@@ -240,7 +241,8 @@ def test_every_choice_of_the_view_is_a_command_of_the_palette(window, candles, q
     assert "no saved run to backtest" in view.status.text()
     early = write_candles_csv(candles.slice(0, 800), tmp_path / "early.csv")
     assert main(["train", "--source", f"csv:{early}", "--symbol", "ETH/USDT", "--seq-len", "32",
-                 "--batch-size", "16", "--epochs", "1", "--threads", "1", "--json"]) == 0
+                 "--stride", "32", "--batch-size", "16", "--epochs", "1", "--threads", "1",
+                 "--json"]) == 0
     run_id = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
     entries["Backtest: Signals: the newest saved run"].trigger()
     assert view.signals.currentData() == f"run:{run_id}"

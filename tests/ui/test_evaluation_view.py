@@ -44,6 +44,7 @@ def dock(make_dock, paths):
                        for k, i in enumerate(range(50, 1750, 60))])
     d = make_dock(live)
     d.settings.seq_len.setValue(16)
+    d.settings.stride.setValue(16)
     d.evaluation.folds.setValue(2)
     d.evaluation.epochs.setValue(1)
     d.evaluation.seeds.setValue(2)

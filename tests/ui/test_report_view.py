@@ -14,7 +14,8 @@ WAIT_MS = 60_000  # a report on a loaded 2-core machine
 
 def test_the_report_tab_shows_what_the_cli_prints_for_the_run_shown(qtbot, paths, capsys):
     assert main(["train", "--max-candles", "2000", "--seq-len", "32", "--batch-size", "32",
-                 "--epochs", "1", "--threads", "1", "--json"]) == 0  # the demo market
+                 "--stride", "32", "--epochs", "1", "--threads", "1",
+                 "--json"]) == 0  # the demo market
     run_id = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
     assert main(["report", run_id]) == 0
     printed = capsys.readouterr().out.rstrip("\n")
@@ -53,7 +54,8 @@ def test_a_run_on_a_file_is_reported_on_the_candles_on_screen(qtbot, paths, caps
     path = write_candles_csv(demo_candles(2000, ONE_MINUTE, seed=4, end_ts=1_700_000_040_000),
                              tmp_path / "eth.csv")
     assert main(["train", "--source", f"csv:{path}", "--symbol", "ETH/USDT", "--seq-len", "32",
-                 "--batch-size", "32", "--epochs", "1", "--threads", "1", "--json"]) == 0
+                 "--stride", "32", "--batch-size", "32", "--epochs", "1", "--threads", "1",
+                 "--json"]) == 0
     run_id = json.loads(capsys.readouterr().out.splitlines()[-1])["run_id"]
     assert main(["report", run_id, "--source", f"csv:{path}"]) == 0
     printed = capsys.readouterr().out.rstrip("\n")

@@ -60,6 +60,7 @@ def windows(qtbot, paths):
         s = window.training.settings
         s.preset.setCurrentText("tiny")
         s.seq_len.setValue(32)
+        s.stride.setValue(32)
         s.batch_size.setValue(16)
         s.device.setCurrentIndex(s.device.findData("cpu"))
         return window

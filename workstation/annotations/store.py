@@ -535,6 +535,26 @@ class AnnotationStore:
         self._notify(StoreChange("deleted", (previous,)))
         return previous
 
+    def replace_market(self, market: MarketKey, annotations: Iterable[Annotation]
+                       ) -> builtins.list[Annotation]:
+        """Put ``annotations`` (of ``market``) in place of every annotation of ``market``, all
+        timeframes, in one transaction; returns the records removed (what a backup keeps)."""
+        new = builtins.list(annotations)
+        if any(ann.market_key != market for ann in new):
+            raise AnnotationStoreError(f"replace_market: every annotation must be of {market}")
+        with self._transaction() as conn:
+            where = "WHERE market = ? AND symbol = ?"
+            removed = self._query(conn, where, (market.kind.value, market.symbol))
+            conn.execute(f"DELETE FROM annotations {where}", (market.kind.value, market.symbol))
+            for ann in new:
+                self._insert(conn, ann)
+            self._refuse_overlaps(conn, new)
+        if removed:
+            self._notify(StoreChange("deleted", tuple(removed)))
+        if new:
+            self._notify(StoreChange("added", tuple(new)))
+        return removed
+
     def merge(self, annotations: Iterable[Annotation]) -> MergeResult:
         """Bring many annotations in, all in one transaction, matched by id: new ids are added,
         a stored record older (by ``updated_at``) than the incoming one is replaced, identical

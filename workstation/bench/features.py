@@ -17,8 +17,8 @@ import numpy as np
 
 from ..market.demo import demo_candles
 from ..market.timeframes import ONE_MINUTE
-from ..ml.candle_columns import N_FEATURES
 from ..ml.features import FeatureSpec, make_features
+from ..ml.trend_columns import CHANNEL_CLIP
 from . import report
 
 TARGET_S_PER_MILLION = 5.0
@@ -37,9 +37,13 @@ def register(names) -> None:
 
 
 def reference_features(candles, spec: FeatureSpec) -> np.ndarray:
-    """The rows of ``make_features``, one candle at a time."""
+    """The rows of ``make_features`` (candle and trend columns), one candle at a time."""
     ts, o, h, l, c, v = (col.tolist() for col in candles.columns())
-    out = np.empty((len(ts), N_FEATURES), dtype=np.float32)
+    out = np.empty((len(ts), spec.n_features), dtype=np.float32)
+    windows = spec.trend_windows
+    closes: dict[int, deque[float]] = {k: deque(maxlen=k) for k in windows}
+    highs: dict[int, deque[float]] = {k: deque(maxlen=k) for k in windows}  # the k before t
+    lows: dict[int, deque[float]] = {k: deque(maxlen=k) for k in windows}
     floor = (spec.min_volatility_bps * 1e-4) ** 2
     long_sq: deque[float] = deque(maxlen=spec.volatility_window)
     short_sq: deque[float] = deque(maxlen=spec.regime_window)
@@ -62,8 +66,18 @@ def reference_features(candles, spec: FeatureSpec) -> np.ndarray:
         mean_volume = sum(volumes) / len(volumes)
         ratio = v[t] / mean_volume if mean_volume > 0 else 0.0
         angle = (ts[t] % _DAY_MS) * (2.0 * math.pi / _DAY_MS)
+        trends, breakouts = [], []
+        for k in windows:
+            closes[k].append(c[t])
+            trends.append(clip(math.log(c[t] / (sum(closes[k]) / len(closes[k]))) / volatility))
+            top, bottom = (max(highs[k]), min(lows[k])) if t else (h[0], l[0])
+            place = 2 * (c[t] - bottom) / (top - bottom) - 1 if top > bottom else 0.0
+            breakouts.append(min(max(place, -CHANNEL_CLIP), CHANNEL_CLIP))
+            highs[k].append(h[t])
+            lows[k].append(l[t])
         out[t] = [*(clip(r / volatility) for r in rets), math.log1p(ratio) - math.log(2.0),
-                  clip(0.5 * math.log(short_ms / long_ms)), math.sin(angle), math.cos(angle)]
+                  clip(0.5 * math.log(short_ms / long_ms)), math.sin(angle), math.cos(angle),
+                  *trends, *breakouts]
     return out
 
 

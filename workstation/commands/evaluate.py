@@ -28,6 +28,7 @@ from ..errors import WorkstationError
 from ..interrupt import signals_stop
 from ..ml.config import DEFAULT_MAX_EMBARGO, DEFAULT_SEEDS, EvaluationConfig
 from ..ml.entry_events import describe_match
+from ..ml.epoch_choice import describe_choice
 from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored, FoldStarted
 from ..ml.hindsight import describe_reach
 from ..ml.job import TrainingRequest
@@ -38,6 +39,7 @@ from .flags import (
     add_context_flags,
     add_cost_flags,
     add_series_flags,
+    add_training_flags,
     context_overrides,
     flagged_series,
     thresholds,
@@ -50,12 +52,7 @@ def register(sub) -> None:
     add_series_flags(p)
     p.add_argument("--preset", default="tiny", help="model size (default tiny)")
     p.add_argument("--folds", type=int, default=4, help="test spans, oldest first (default 4)")
-    p.add_argument("--epochs", type=int, default=None, help="per fold (default 10, as train)")
-    p.add_argument("--batch-size", type=int, default=None, help="default 64")
-    p.add_argument("--seq-len", type=int, default=None, help="candles per window (default 200)")
-    p.add_argument("--stride", type=int, default=None,
-                   help="candles between training windows (default: seq-len, no overlap)")
-    p.add_argument("--lr", type=float, default=None, help="peak learning rate (default 3e-4)")
+    add_training_flags(p, epochs="per fold (default 10, as train)")
     p.add_argument("--flat-band", choices=("volatility", "bps"), default=None,
                    help="flat moves: within k trailing volatilities (default) or fixed bps")
     add_context_flags(p)
@@ -71,9 +68,10 @@ def register(sub) -> None:
     p.add_argument("--backtest-head", choices=SIGNAL_HEADS, default=None,
                    help="the head that signals (default: position with marks, else candle)")
     add_cost_flags(p)
-    p.add_argument("--workers", type=int, default=1,
-                   help="train this many folds at once, each in its own process (default 1; "
-                        "the results are the same)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="train this many folds at once, each in its own process (default: "
+                        "as many as the cores hold at --threads each, 1 on a GPU; the "
+                        "results are the same)")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
                    help=f"models trained per fold, seeds seed, seed+1, ... (default "
                         f"{DEFAULT_SEEDS}); the margin is their mean, the interval covers "
@@ -109,6 +107,7 @@ class _Report:
             case EpochEnd():
                 draw_line(f"  fold {self.fold_of.get(event.run_id, 0) + 1}: epoch "
                           f"{event.epoch + 1} validation loss {event.val.loss:.4f}"
+                          f"{describe_choice(event.chosen_loss, event.chosen_by)}"
                           + (" [best]" if event.is_best else ""), 40)
                 end_open_line()
             case FoldScored():
@@ -181,7 +180,8 @@ def _evaluate(args, stop: threading.Event) -> None:
     from ..paths import app_paths
 
     request = TrainingRequest(
-        preset=args.preset, model_overrides={"seq_len": args.seq_len},
+        preset=args.preset,
+        model_overrides={"seq_len": args.seq_len, "linear_lags": args.linear_lags},
         train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
                          "seed": args.seed, "cpu_threads": args.threads, "log_every": 50,
                          "window_stride": args.stride},
@@ -190,28 +190,32 @@ def _evaluate(args, stop: threading.Event) -> None:
         use_annotations=not args.no_annotations)
     if args.folds < 2:
         raise WorkstationError(f"--folds must be at least 2, got {args.folds}")
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise WorkstationError(f"--workers must be at least 1, got {args.workers}")
     settings = EvaluationConfig(seeds=args.seeds, max_embargo=args.max_embargo,
                                 primary=args.primary)
     plan = job.plan(request, None)  # every argument checked; torch not loaded
     candles, key = flagged_series(args)
     reference = job.load_reference(plan.feature_spec, key, args.reference_source)
+    from ..ml.device import resolve_device
     from ..ml.evaluation import evaluate
     from ..ml.folds import EvaluationStopped
+    from ..ml.parallel_folds import default_workers
 
+    workers = args.workers or default_workers(resolve_device(plan.device).type,
+                                              plan.train_config.cpu_threads)
     data, labelled = job.training_data(plan, candles, key, reference=reference,
                                        annotations_db=app_paths().annotations_db)
     say(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations of "
         f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"
         f"-candle windows, {plan.train_config.epochs} epochs each, {settings.seeds} "
-        f"seed{'s' if settings.seeds != 1 else ''} a fold")
+        f"seed{'s' if settings.seeds != 1 else ''} a fold, {workers} at once")
     signals = _WalkForwardSignals(args, len(candles), labelled.annotations > 0) \
         if args.backtest else None
     try:
         evaluate(data, plan.model_config, plan.train_config, folds=args.folds,
                  device=plan.device, provenance=key.provenance, on_event=_Report(args.json),
-                 stop=stop, on_test_predictions=signals, workers=args.workers,
+                 stop=stop, on_test_predictions=signals, workers=workers,
                  settings=settings)
     except EvaluationStopped as exc:
         say(f"workstation: {exc}")

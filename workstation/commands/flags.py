@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import WorkstationError
 from ..market.timeframes import SUPPORTED, parse_timeframe
+from ..ml.config import LINEAR_LAGS, PRESET_LR, TrainConfig
 
 
 def add_series_flags(parser, *, max_candles: bool = True) -> None:
@@ -40,6 +41,25 @@ def add_context_flags(parser) -> None:
     parser.add_argument("--trend-windows", metavar="K[,K...]",
                         help="also feed where the close stands against the last K candles' "
                              "average and channel, for each K (e.g. 10,20,50,100)")
+
+
+def add_training_flags(parser, *, epochs: str) -> None:
+    """How long and on what windows a model trains: ``--epochs`` (its help: ``epochs``),
+    ``--batch-size``, ``--seq-len``, ``--linear-lags``, ``--stride`` and ``--lr``."""
+    parser.add_argument("--epochs", type=int, default=None, help=epochs)
+    parser.add_argument("--batch-size", type=int, default=None, help="default 64")
+    parser.add_argument("--seq-len", type=int, default=None,
+                        help="candles per window (default 200)")
+    parser.add_argument("--linear-lags", type=int, default=None, metavar="N",
+                        help="candles the model's linear readout of its inputs sees, beside "
+                             f"the transformer (default: the preset's, {LINEAR_LAGS}; 0: none)")
+    parser.add_argument("--stride", type=int, default=None,
+                        help=f"candles between training windows (default: the most, up to "
+                             f"seq-len, that gives an epoch {TrainConfig.batches_per_epoch} "
+                             f"batches)")
+    parser.add_argument("--lr", type=float, default=None,
+                        help="peak learning rate (default: the preset's; " + ", ".join(
+                            f"{name} {lr:g}" for name, lr in PRESET_LR.items()) + ")")
 
 
 def add_reference_source_flag(parser) -> None:

@@ -20,6 +20,7 @@ import threading
 from ..display import number, percent
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
+from ..ml.epoch_choice import describe_choice
 from ..ml.events import (
     BatchEnd,
     CheckpointSaved,
@@ -36,7 +37,7 @@ from ..ml.split import describe_spans
 from ..ml.targets import CLASS_HEADS
 from ..progress import draw_line, say
 from ..timeparse import parse_time_ms
-from .flags import add_context_flags, add_series_flags, context_overrides
+from .flags import add_context_flags, add_series_flags, add_training_flags, context_overrides
 
 _PROGRESS_LINE = 118
 
@@ -51,12 +52,7 @@ def register(sub) -> None:
                         "folder): its settings, seed and data; other setting flags are refused")
     p.add_argument("--preset", default=None,
                    help="model size: tiny (CPU), small, base or large (default tiny)")
-    p.add_argument("--epochs", type=int, default=None, help="default 10")
-    p.add_argument("--batch-size", type=int, default=None, help="default 64")
-    p.add_argument("--seq-len", type=int, default=None, help="candles per window (default 200)")
-    p.add_argument("--lr", type=float, default=None, help="peak learning rate (default 3e-4)")
-    p.add_argument("--stride", type=int, default=None,
-                   help="candles between windows of an epoch (default: seq-len)")
+    add_training_flags(p, epochs="default 10")
     p.add_argument("--val-fraction", type=float, default=None, help="default 0.1")
     p.add_argument("--train-until", metavar="TS", default=None,
                    help="train and validate on candles up to this time (ISO date or datetime, "
@@ -143,8 +139,9 @@ class _Report:
                 say(f"epoch {event.epoch + 1}/{self.epochs} ({event.elapsed_s:.1f} s): "
                             f"train loss {number(event.train.loss)}{covered}, "
                             f"{_accuracies(event.train)}")
-                say(f"  validation loss {number(event.val.loss)}, "
-                            f"{_accuracies(event.val)}" + (" [best]" if event.is_best else ""))
+                say(f"  validation loss {number(event.val.loss)}"
+                    f"{describe_choice(event.chosen_loss, event.chosen_by)}, "
+                    f"{_accuracies(event.val)}" + (" [best]" if event.is_best else ""))
             case Compiling():
                 say(f"compiling the training step (torch.compile, {event.backend}): the "
                     f"first steps take longer")
@@ -152,7 +149,8 @@ class _Report:
                 say(f"  checkpoint ({event.reason}): {event.path}")
             case Finished():
                 say(f"{event.status} after {event.step} steps in {event.elapsed_s:.1f} "
-                            f"s; best validation loss {number(event.best_val_loss)}")
+                            f"s; best validation {event.chosen_by} "
+                            f"{number(event.best_val_loss)}")
             case Failed():
                 say(f"training failed at step {event.step}: {event.message}")
 
@@ -170,7 +168,7 @@ _SETTING_FLAGS = ("preset", "epochs", "batch_size", "seq_len", "lr", "stride", "
                   "log_every", "train_until", "dropout", "flat_band", "flat_k", "flat_bps",
                   "trend_horizon", "trend_flat_bps", "review_margin", "seed", "threads",
                   "resume", "max_candles", "compile", "higher_timeframes", "reference",
-                  "trend_windows")
+                  "trend_windows", "linear_lags")
 _SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations")
 
 
@@ -178,7 +176,8 @@ def _request(args) -> TrainingRequest:
     """The flags as a ``TrainingRequest`` (checked by ``ml.job.plan``, without torch)."""
     return TrainingRequest(
         preset=args.preset or "tiny",
-        model_overrides={"seq_len": args.seq_len, "dropout": args.dropout,
+        model_overrides={"seq_len": args.seq_len, "linear_lags": args.linear_lags,
+                         "dropout": args.dropout,
                          "use_gradient_checkpointing": args.grad_checkpointing or None},
         train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
                          "window_stride": args.stride, "val_fraction": args.val_fraction,

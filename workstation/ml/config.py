@@ -13,9 +13,13 @@ import os
 from dataclasses import asdict, dataclass, replace
 
 from ..errors import WorkstationError
-from .candle_columns import N_FEATURES
+from .candle_columns import FEATURE_NAMES
+from .epoch_choice import check_choice
 from .settings import settings_from_dict
 from .targets import CLASSES
+from .trend_columns import TREND_WINDOWS, trend_names
+
+DEFAULT_FEATURES = len(FEATURE_NAMES + trend_names(TREND_WINDOWS))  # the default inputs' width
 
 # Training leaves a core to the GUI: 16 intra-op threads pushed GUI jitter p99 to 4.5 ms, two
 # gave 0.26 ms; on a 2-core machine one thread is also 2-6x faster under load than two.
@@ -31,7 +35,7 @@ class TradingTransformerConfig:
     n_layers: int = 4
     d_ff: int = 1024
     seq_len: int = 200
-    n_features: int = N_FEATURES
+    n_features: int = DEFAULT_FEATURES
     dropout: float = 0.1
     use_gradient_checkpointing: bool = False
     use_uncertainty_estimation: bool = True
@@ -39,6 +43,7 @@ class TradingTransformerConfig:
     n_trend_classes: int = 3
     n_position_classes: int = len(CLASSES["position"])
     n_regime_classes: int = len(CLASSES["regime"])
+    linear_lags: int = 0  # candles a linear readout of the inputs sees (0: none; ``model``)
 
     def __post_init__(self) -> None:
         for name in ("d_model", "n_heads", "n_layers", "d_ff", "seq_len", "n_features",
@@ -51,6 +56,9 @@ class TradingTransformerConfig:
         if self.d_model % self.n_heads:
             raise WorkstationError(f"d_model {self.d_model} is not divisible by n_heads "
                                    f"{self.n_heads}")
+        if not isinstance(self.linear_lags, int) or not 0 <= self.linear_lags <= self.seq_len:
+            raise WorkstationError(f"model setting linear_lags must be a candle count from 0 to "
+                                   f"seq_len ({self.seq_len}), got {self.linear_lags!r}")
         if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
             raise WorkstationError(f"dropout must be in [0, 1), got {self.dropout!r}")
         if self.seq_len > MAX_SEQ_LEN:
@@ -80,21 +88,39 @@ class TradingTransformerConfig:
         return settings_from_dict(cls, data, "model settings")
 
 
+# Every preset reads its inputs' last 60 candles linearly too (``model``), as many as the lagged
+# logistic baseline may choose: the model holds the linear model it is compared with.
+LINEAR_LAGS = 60
 # ``tiny`` runs without dropout: on CPU, dropout in attention forces the unfused math kernel
 # and costs 3.3x the step time (measured, 2 cores), and a model this small does not overfit.
 PRESETS: dict[str, TradingTransformerConfig] = {
-    "tiny": TradingTransformerConfig(d_model=32, n_heads=2, n_layers=2, d_ff=64, dropout=0.0),
-    "small": TradingTransformerConfig(d_model=128, n_heads=4, n_layers=4, d_ff=512),
-    "base": TradingTransformerConfig(d_model=512, n_heads=8, n_layers=6, d_ff=2048),
-    "large": TradingTransformerConfig(d_model=1024, n_heads=16, n_layers=8, d_ff=4096),
+    "tiny": TradingTransformerConfig(d_model=32, n_heads=2, n_layers=2, d_ff=64, dropout=0.0,
+                                     linear_lags=LINEAR_LAGS),
+    "small": TradingTransformerConfig(d_model=128, n_heads=4, n_layers=4, d_ff=512,
+                                      linear_lags=LINEAR_LAGS),
+    "base": TradingTransformerConfig(d_model=512, n_heads=8, n_layers=6, d_ff=2048,
+                                     linear_lags=LINEAR_LAGS),
+    "large": TradingTransformerConfig(d_model=1024, n_heads=16, n_layers=8, d_ff=4096,
+                                      linear_lags=LINEAR_LAGS),
 }
 
 
+# The peak learning rate a run of each preset takes unless told (``TrainConfig.lr`` is the
+# fallback): tiny learns the positive controls' rules at 3e-3 and barely moves at 3e-4
+# (docs/evaluation.md, "What holds the position head back"); larger models want less.
+PRESET_LR = {"tiny": 3e-3, "small": 1e-3, "base": 3e-4, "large": 3e-4}
+
+
 def preset_config(name: str, **overrides) -> TradingTransformerConfig:
-    """A preset with some fields replaced (``None`` values are ignored)."""
+    """A preset with some fields replaced (``None`` values are ignored); a shorter ``seq_len``
+    also shortens the preset's ``linear_lags`` to it."""
     if name not in PRESETS:
         raise WorkstationError(f"unknown model preset {name!r}; use one of {', '.join(PRESETS)}")
-    return replace(PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    preset = PRESETS[name]
+    if "linear_lags" not in given and isinstance(given.get("seq_len"), int):
+        given["linear_lags"] = min(preset.linear_lags, max(given["seq_len"], 0))
+    return replace(preset, **given)
 
 
 COMPILE_CHOICES = ("auto", "on", "off")
@@ -112,7 +138,8 @@ class TrainConfig:
     beta2: float = 0.95
     grad_clip: float = 1.0
     val_fraction: float = 0.1
-    window_stride: int | None = None  # None: seq_len (windows of an epoch do not overlap)
+    window_stride: int | None = None  # None: ``dataset.auto_stride`` for batches_per_epoch
+    batches_per_epoch: int = 50  # what the automatic stride aims at (at least, if it can)
     log_every: int = 20
     seed: int = 0
     cpu_threads: int = CPU_THREADS
@@ -120,15 +147,17 @@ class TrainConfig:
     compile: str = "auto"  # torch.compile the training forward: on, off, or auto (on CUDA)
     compile_backend: str = "inductor"  # torch.compile's backend ("aot_eager": no compiler)
     train_until: int | None = None  # open time (ms) of the last candle used; later: held out
+    choose_epoch_by: str = "auto"  # the validation loss the best epoch has (``epoch_choice``)
 
     def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "log_every"):
+        for name in ("epochs", "batch_size", "log_every", "batches_per_epoch"):
             if int(getattr(self, name)) < 1:
                 raise WorkstationError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if not (self.lr > 0 and math.isfinite(self.lr)):
             raise WorkstationError(f"learning rate must be a positive number, got {self.lr!r}")
         if self.warmup_steps < 0 or not self.grad_clip > 0:
             raise WorkstationError("warmup_steps must be >= 0 and grad_clip > 0")
+        check_choice(self.choose_epoch_by)
         if self.compile not in COMPILE_CHOICES:
             raise WorkstationError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got "
                                    f"{self.compile!r}")

@@ -1,7 +1,9 @@
 """Training data: features and targets of one series, split by time, held on the device.
 
-Every position of a window is a training example (the model is causal), so windows of one
-epoch do not overlap by default (``stride = seq_len``) and start at a random phase each epoch.
+Every position of a window is a training example (the model is causal). Windows start every
+``stride`` candles, at a random phase each epoch; by default (``auto_stride``) the stride is the
+largest, up to ``seq_len`` (no overlap), that gives an epoch ``TrainConfig.batches_per_epoch``
+batches, so a short series trains on overlapping windows rather than on a handful of steps.
 A batch is one gather of ``starts[:, None] + arange(seq_len)`` from tensors already on the
 device: no per-sample Python and no host-to-device copy per step.
 
@@ -103,6 +105,14 @@ class DeviceSeries:
         return WindowBatch(self.features[idx], self.candle[idx], self.trend[idx],
                            self.position[idx], self.regime[idx], self.ret[idx],
                            self.ret_mask[idx])
+
+
+def auto_stride(spans: tuple[tuple[int, int], ...], seq_len: int, windows: int) -> int:
+    """The largest stride, at most ``seq_len`` (windows that do not overlap), that gives at
+    least ``windows`` windows over ``spans``, or 1 where even that gives fewer: a series of
+    any length then trains for about the same number of steps an epoch."""
+    room = sum(max(b - a - seq_len + 1, 0) for a, b in spans)
+    return max(1, min(int(seq_len), room // max(int(windows), 1)))
 
 
 class WindowSampler:

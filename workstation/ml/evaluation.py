@@ -10,7 +10,9 @@ everything before block ``k + 1`` (an expanding window) and is tested on block `
   targets that would look into it);
 - inside the training span the trainer keeps its own validation slice (the end of the span,
   after a gap of the same size) and the epoch with the lowest validation loss is the one
-  tested: model and epoch are chosen on validation, never on the test span;
+  tested (the loss of ``primary`` when it is given, else ``epoch_choice``'s default: the
+  trader's heads where they have marks): model and epoch are chosen on validation, never on
+  the test span;
 - the baselines (``baselines``) are fitted on the whole training span, the lagged ones (up
   to ``seq_len`` lags) after choosing their lag count on the span's own validation slice;
 - each fold trains ``EvaluationConfig.seeds`` models (seeds ``seed``, ``seed + 1``, ...);
@@ -78,6 +80,8 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
                               over_cap=marks_longer(data.targets, settings.max_embargo),
                               max_embargo=settings.max_embargo,
                               within=reviewed_stretch(data.targets))
+    if settings.primary is not None:  # each fold keeps the epoch best at the primary head
+        train_config = replace(train_config, choose_epoch_by=settings.primary)
     configs = [replace(train_config, seed=train_config.seed + s) for s in range(settings.seeds)]
     jobs = [(fold, config) for fold in plan for config in configs]
     started = time.monotonic()

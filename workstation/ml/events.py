@@ -165,6 +165,7 @@ class RunStarted(Event):
     spans: dict = field(default_factory=dict)
     split_rule: str = ""
     warnings: tuple[str, ...] = ()
+    stride: int | None = None  # candles between training windows (None: not recorded)
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,9 @@ class EpochEnd(Event):
     lr: float
     elapsed_s: float
     memory: MemoryStats
-    is_best: bool         # lowest validation loss so far
+    is_best: bool         # lowest ``chosen_loss`` so far: the epoch the run keeps
+    chosen_loss: float | None = None  # the validation loss epochs are compared by
+    chosen_by: str = ""   # its name ("position loss", "total loss": ``epoch_choice``)
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,7 @@ class Finished(Event):
     elapsed_s: float
     best_val_loss: float | None
     checkpoint: str | None = None
+    chosen_by: str = "total loss"  # what ``best_val_loss`` is the loss of (``epoch_choice``)
 
     @property
     def ok(self) -> bool:

@@ -27,7 +27,7 @@ from ..errors import WorkstationError
 from .candle_columns import FEATURE_NAMES, candle_features
 from .context import check_context, context_features, context_names
 from .settings import settings_from_dict
-from .trend_columns import trend_features, trend_names
+from .trend_columns import TREND_WINDOWS, trend_features, trend_names
 
 FEATURES_VERSION = 1
 
@@ -47,7 +47,7 @@ class FeatureSpec:
     version: int = FEATURES_VERSION
     higher_timeframes: tuple[str, ...] = ()
     reference: str = ""
-    trend_windows: tuple[int, ...] = ()  # ``ml.trend_columns`` (none: not fed)
+    trend_windows: tuple[int, ...] = TREND_WINDOWS  # ``ml.trend_columns`` (none: not fed)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "higher_timeframes", tuple(self.higher_timeframes))
@@ -99,6 +99,8 @@ class FeatureSpec:
     @classmethod
     def from_dict(cls, data: dict) -> FeatureSpec:
         """Inverse of ``to_dict``; a checkpoint from other features is a clear error."""
+        # settings written before trend inputs existed fed none
+        data = dict(data, trend_windows=data.get("trend_windows", ()))
         spec = settings_from_dict(cls, data, "feature settings", frozenset({"names"}))
         names = data.get("names")
         if names is not None and tuple(names) != spec.names:

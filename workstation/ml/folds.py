@@ -90,10 +90,12 @@ def run_fold(data: TrainingData, model_config: TradingTransformerConfig,
     device_ = resolve_device(device)
     with tempfile.TemporaryDirectory(prefix="workstation-fold-") as tmp:
         store = CheckpointStore(tmp)
-        # a fold is its own held-out test: no train-until inside it, and a fold whose
-        # training span holds no trade trains the market heads (it says so) rather than fail
+        # a fold is its own held-out test: no train-until inside it, a fold whose training
+        # span holds no trade trains the market heads (it says so) rather than fail, and its
+        # validation is for choosing the epoch: the baselines are fitted for the test span
         trainer = Trainer(model_config, replace(train_config, train_until=None),
                           _subset(data, *fold.train), device_, strict_marks=False,
+                          val_baselines=False,
                           on_event=on_event, stop=stop, checkpoints=store,
                           provenance=f"{provenance} (fold {fold.index + 1}/{folds}, seed "
                                      f"{train_config.seed})")

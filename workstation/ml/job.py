@@ -29,7 +29,7 @@ from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.series import MarketKey, SeriesKey
 from .checkpoints import CheckpointStore, ResumePoint, read_meta
-from .config import TradingTransformerConfig, TrainConfig, preset_config
+from .config import PRESET_LR, TradingTransformerConfig, TrainConfig, preset_config
 from .context import reference_span
 from .device import check_device_spec
 from .distributed import World
@@ -105,6 +105,7 @@ def plan(request: TrainingRequest, store: CheckpointStore | None) -> TrainingPla
     features = FeatureSpec(**_given(request.feature_overrides))
     model = preset_config(request.preset, **_given(request.model_overrides),
                           n_features=features.n_features)
+    train_overrides.setdefault("lr", PRESET_LR.get(request.preset, TrainConfig.lr))
     return TrainingPlan(request, model, TrainConfig(**train_overrides), features,
                         TargetSpec(**_given(request.target_overrides)), device)
 

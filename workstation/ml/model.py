@@ -94,6 +94,12 @@ class TradingTransformer(nn.Module):
         self.regime_head = nn.Linear(config.d_model, config.n_regime_classes)
         self.return_head = nn.Linear(config.d_model,
                                      2 if config.use_uncertainty_estimation else 1)
+        self.classes = (config.n_candle_classes, config.n_trend_classes,
+                        config.n_position_classes, config.n_regime_classes)
+        # the lagged linear readout: a causal convolution of the last ``linear_lags`` candles'
+        # features straight into every class head's logits (zero at the start)
+        self.lags = (nn.Conv1d(config.n_features, sum(self.classes), config.linear_lags)
+                     if config.linear_lags else None)
         self._init_weights()
 
     def _init_weights(self) -> None:
@@ -108,6 +114,8 @@ class TradingTransformer(nn.Module):
             std = 0.02 / math.sqrt(2 * self.config.n_layers)
             nn.init.normal_(block.attn.proj.weight, std=std)
             nn.init.normal_(block.mlp[2].weight, std=std)
+        if self.lags is not None:
+            nn.init.zeros_(self.lags.weight)
 
     def init_return_scale(self, variance_bps2: float) -> None:
         """Start the log-variance output at the data's return variance (bps^2), so the first
@@ -142,11 +150,17 @@ class TradingTransformer(nn.Module):
         logvar = None
         if self.config.use_uncertainty_estimation:
             logvar = ret[..., 1].clamp(LOGVAR_MIN, LOGVAR_MAX)
+        logits = [head(h).float() for head in (self.candle_head, self.trend_head,
+                                                self.position_head, self.regime_head)]
+        if self.lags is not None:
+            linear = self.lags(F.pad(x.transpose(1, 2), (self.lags.kernel_size[0] - 1, 0)))
+            logits = [a + b for a, b in zip(logits, linear.transpose(1, 2).float()
+                                            .split(self.classes, dim=-1), strict=True)]
         return ModelOutput(
-            candle_logits=self.candle_head(h).float(),
-            trend_logits=self.trend_head(h).float(),
-            position_logits=self.position_head(h).float(),
-            regime_logits=self.regime_head(h).float(),
+            candle_logits=logits[0],
+            trend_logits=logits[1],
+            position_logits=logits[2],
+            regime_logits=logits[3],
             return_mean=ret[..., 0],
             return_logvar=logvar,
         )

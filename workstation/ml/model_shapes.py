@@ -29,6 +29,11 @@ def weight_shapes(config: TradingTransformerConfig) -> dict[str, tuple[int, ...]
                           ("regime_head", config.n_regime_classes),
                           ("return_head", 2 if config.use_uncertainty_estimation else 1)):
         shapes |= _linear(head, d, classes)
+    if config.linear_lags:
+        classes = (config.n_candle_classes + config.n_trend_classes
+                   + config.n_position_classes + config.n_regime_classes)
+        shapes |= {"lags.weight": (classes, config.n_features, config.linear_lags),
+                   "lags.bias": (classes,)}
     return shapes
 
 

@@ -13,6 +13,7 @@ evaluation with its message, and the other workers are stopped.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import signal
 import threading
@@ -24,6 +25,14 @@ from .dataset import TrainingData
 from .folds import Fold, run_fold
 
 _POLL_S = 0.1
+
+
+def default_workers(device_type: str, threads: int) -> int:
+    """Processes an evaluation trains its folds in unless told: as many as the cores hold at
+    ``threads`` each on the CPU (2 on a 2-core machine at one thread), one on a GPU."""
+    if device_type != "cpu":
+        return 1
+    return max(1, (os.cpu_count() or 1) // max(int(threads), 1))
 _worker: dict = {}  # in a worker process: the data, the event queue and the stop event
 
 

@@ -40,9 +40,10 @@ from ..errors import WorkstationError
 from ..market.series import SeriesKey
 from .baselines import fit_baselines
 from .config import TradingTransformerConfig, TrainConfig
-from .dataset import DeviceSeries, TrainingData, WindowBatch, WindowSampler
+from .dataset import DeviceSeries, TrainingData, WindowBatch, WindowSampler, auto_stride
 from .device import describe, memory_stats, prepare_thread, resolve_device
 from .distributed import World, any_rank, join, leave, shard, summed
+from .epoch_choice import choice_loss
 from .events import (
     BatchEnd,
     CheckpointSaved,
@@ -265,7 +266,10 @@ class Trainer:
     series, from which the run continues at the same step, epoch, batch, learning rate and
     RNG state. Its spans follow ``split``'s rule; a run whose training span holds none of
     the trades there are is refused, unless not ``strict_marks`` (a walk-forward fold: it
-    then trains on, saying so in ``RunStarted.warnings``)."""
+    then trains on, saying so in ``RunStarted.warnings``). Its validation scores stand beside
+    baselines fitted on its training span, unless not ``val_baselines`` (a walk-forward fold,
+    whose test span is scored beside them: fitting them for validation too cost 10-20 s a
+    fold and seed, shown nowhere)."""
 
     def __init__(self, model_config: TradingTransformerConfig, train_config: TrainConfig,
                  data: TrainingData, device: torch.device | str, *,
@@ -273,7 +277,7 @@ class Trainer:
                  checkpoints=None, run_id: str | None = None, series: SeriesKey | None = None,
                  provenance: str | None = None, resume_from=None,
                  manifest: dict | None = None, world: World | None = None,
-                 strict_marks: bool = True):
+                 strict_marks: bool = True, val_baselines: bool = True):
         if model_config.n_features != data.features.shape[1]:
             raise WorkstationError(f"model expects {model_config.n_features} features, data "
                                    f"has {data.features.shape[1]}")
@@ -312,20 +316,25 @@ class Trainer:
                           train_config.train_until, strict=strict_marks)
         self.split: TimeSplit = spans.split
         self.marks, self.warnings = spans.marks, spans.warnings
+        self.stride = train_config.window_stride or auto_stride(
+            self.split.train_spans, model_config.seq_len,
+            train_config.batches_per_epoch * train_config.batch_size)
         self._train_windows = WindowSampler.over(self.split.train_spans, model_config.seq_len,
-                                                 train_config.window_stride)
+                                                 self.stride)
         t = data.targets
         self._majority = {
             name: {head: t.majority_baseline(head, *rng) for head in CLASS_HEADS}
             for name, rng in (("train", self.split.train), ("val", self.split.val))
         }
         self._val_baselines: dict[str, dict[str, np.ndarray]] = {}  # fitted by _setup
+        self._fit_val_baselines = val_baselines
         self.steps_per_epoch = math.ceil(self._train_windows.n_windows / train_config.batch_size)
         self.total_steps = self.steps_per_epoch * train_config.epochs
         self.step = 0
         self.epoch = 0
         self.batch = 0
-        self.best_val_loss: float | None = None
+        self.best_val_loss: float | None = None  # of the best epoch, by ``chosen_by``
+        self.chosen_by: str | None = None  # the loss epochs are compared by (``epoch_choice``)
         self.start_step = 0
         self._log_batches = 0
         self._last_checkpoint: str | None = None
@@ -369,7 +378,8 @@ class Trainer:
             self._train()
             return self._emit_final(Finished(self.run_id, "completed", self.step, self.epoch,
                                              time.monotonic() - started, self.best_val_loss,
-                                             self._last_checkpoint))
+                                             self._last_checkpoint,
+                                             self.chosen_by or "total loss"))
         except Stopped:
             return self._finish_stopped(started)
         except Exception as exc:  # noqa: BLE001 - every error ends the run as Failed
@@ -440,10 +450,13 @@ class Trainer:
         self.series = DeviceSeries(self.data, device)
         self._weights = head_weights(self.data.target_spec, device)
         self._classes = class_weights(self.data, self.split.train, device)
-        fitted = fit_baselines(self.data, self.split.train, max_lags=self.model_config.seq_len,
-                               gap=self.split.gap, lagged_heads=TRADER_HEADS)
-        self._val_baselines = {head: fitted.predict(head, *self.split.val)
-                               for head in CLASS_HEADS}
+        self._val_baselines = {head: {} for head in CLASS_HEADS}
+        if self._fit_val_baselines:
+            fitted = fit_baselines(self.data, self.split.train,
+                                   max_lags=self.model_config.seq_len, gap=self.split.gap,
+                                   lagged_heads=TRADER_HEADS)
+            self._val_baselines = {head: fitted.predict(head, *self.split.val)
+                                   for head in CLASS_HEADS}
         self._params = list(model.parameters())
         if self.resume_from is not None:
             self._restore(self.resume_from)
@@ -458,7 +471,7 @@ class Trainer:
             model_config=self.model_config.to_dict(), train_config=tc.to_dict(),
             features=self.data.feature_spec.to_dict(), targets=self.data.target_spec.to_dict(),
             n_params=model.n_params(), candles=len(self.data),
-            train_windows=self._train_windows.n_windows,
+            train_windows=self._train_windows.n_windows, stride=self.stride,
             val_windows=len(scoring_windows(self.split.val, self.model_config.seq_len)),
             steps_per_epoch=self.steps_per_epoch,
             total_steps=self.total_steps, start_step=self.step,
@@ -483,7 +496,9 @@ class Trainer:
         self.step = int(meta["step"])
         self.epoch = int(meta["resume"]["epoch"])
         self.batch = int(meta["resume"]["batch"])
-        self.best_val_loss = meta.get("metrics", {}).get("best_val_loss")
+        metrics = meta.get("metrics", {})
+        self.chosen_by = metrics.get("chosen_by", "total loss")  # before the rule: the total
+        self.best_val_loss = metrics.get("best_val_loss")
         loaded.restore_rng()
 
     # -- the loop ------------------------------------------------------------------------------
@@ -524,10 +539,13 @@ class Trainer:
                 self._log()
             train = _metrics(self._epoch_acc, self._epoch_batches, self._majority["train"])
             val = self._evaluate()
-            is_best = val.loss is not None and (self.best_val_loss is None
-                                                or val.loss < self.best_val_loss)
+            loss, chosen_by = choice_loss(val, tc.choose_epoch_by)
+            if chosen_by != self.chosen_by:  # a run resumed from before the rule: start over
+                self.best_val_loss, self.chosen_by = None, chosen_by
+            is_best = loss is not None and (self.best_val_loss is None
+                                            or loss < self.best_val_loss)
             if is_best:
-                self.best_val_loss = val.loss
+                self.best_val_loss = loss
             epoch = self.epoch
             self.epoch += 1
             self.batch = 0
@@ -535,7 +553,8 @@ class Trainer:
                                 batches_per_epoch=self.steps_per_epoch, train=train, val=val,
                                 lr=self.scheduler.get_last_lr()[0],
                                 elapsed_s=time.monotonic() - epoch_started,
-                                memory=memory_stats(dev), is_best=is_best))
+                                memory=memory_stats(dev), is_best=is_best,
+                                chosen_loss=loss, chosen_by=chosen_by))
             self._save("epoch", is_best=is_best, metrics={"train": asdict(train),
                                                           "val": asdict(val)})
 
@@ -653,7 +672,8 @@ class Trainer:
             "targets": self.data.target_spec.to_dict(),
             "provenance": self.provenance,
             "series": self.series_key.to_dict() if self.series_key is not None else None,
-            "metrics": dict(metrics or {}, best_val_loss=self.best_val_loss),
+            "metrics": dict(metrics or {}, best_val_loss=self.best_val_loss,
+                            chosen_by=self.chosen_by),
             "step": self.step,
             "epoch": self.epoch,  # completed epochs
             "resume": {"epoch": self.epoch, "batch": self.batch},
@@ -689,7 +709,8 @@ class Trainer:
                 self._save("stopped")
             return self._emit_final(Finished(self.run_id, "stopped", self.step, self.epoch,
                                              time.monotonic() - started, self.best_val_loss,
-                                             self._last_checkpoint))
+                                             self._last_checkpoint,
+                                             self.chosen_by or "total loss"))
         except Exception as exc:  # noqa: BLE001
             return self._fail(exc)
 

@@ -150,6 +150,13 @@ KEYMAP: tuple[Command, ...] = (
             TRAINING, "The Report tab for the run shown, as `workstation report` prints it: "
             "marks by span, each trader head beside its baselines, entries and exits, and the "
             "held-out backtest"),
+    Command("train.teach_rule", "Teach a rule (demo market)", (), TRAINING,
+            "Put the 20/50 EMA cross rule's trades in place of the demo marks (yours are saved "
+            "to a file first), hold out the newest 6 days, train, then report on them: the "
+            "position head should show an edge"),
+    Command("train.teach_shuffled", "Teach shuffled marks (demo market)", (), TRAINING,
+            "The same as Teach a rule with the rule's trades shuffled in time: nothing on the "
+            "candles explains them, so the report should show no edge"),
     Command("train.clear", "Clear checkpoints…", (), TRAINING,
             "Delete every saved checkpoint (asks first; stops a running run)"),
     Command("train.evaluate", "Run / stop walk-forward evaluation", ("F7",), TRAINING,

@@ -106,6 +106,10 @@ class MainWindow(QMainWindow):
         self.training = TrainingPanel(paths, self.live, self.chart, self)
         self.training_workspace = TrainingWorkspace(self, self.centre_tabs, self.training,
                                                     self.settings)
+        from .teaching import Teacher
+
+        self.teacher = Teacher(self, paths, self.live, self.annotations.store, self.training,
+                               self.training_workspace.show_report, self._say)
         from .backtest.view import BacktestTab, BacktestView
 
         self.backtest = BacktestTab(self, self.centre_tabs, BacktestView(
@@ -374,6 +378,9 @@ class MainWindow(QMainWindow):
 
         train = bar.addMenu("&Train")
         for action in self.training.command_actions.values():
+            train.addAction(action)
+        train.addSeparator()
+        for action in self.teacher.command_actions.values():
             train.addAction(action)
 
         help_menu = bar.addMenu("&Help")

@@ -52,8 +52,8 @@ class JobLaunchers:
     """The panel's job commands (see the module docstring). Its host, the panel, has the
     session, the settings form, the live data, the paths and the relay, the views a job
     resets (curves, readout, confusion, evaluation, runs, overlay, error box), and
-    ``_runner``, ``_then``, ``_wanted_open``, ``_evaluating``, ``_set_state``, ``_refuse``,
-    ``_show_run`` and ``_worker_finished``."""
+    ``_runner``, ``_then``, ``_on_completed``, ``_wanted_open``, ``_evaluating``,
+    ``_set_state``, ``_refuse``, ``_show_run`` and ``_worker_finished``."""
 
     if TYPE_CHECKING:  # what the panel provides (``panel.TrainingPanel``)
         paths: AppPaths
@@ -75,6 +75,7 @@ class JobLaunchers:
         last_error: str | None
         _runner: WorkerThread | None
         _then: Callable[[], object] | None
+        _on_completed: Callable[[str], object] | None
         _wanted_open: str | None
         _evaluating: bool
 
@@ -96,6 +97,16 @@ class JobLaunchers:
         if not self._can_start():
             return
         self._start_training(resume_run=None)
+
+    def train_then(self, completed: Callable[[str], object]) -> bool:
+        """A new run as ``start_training`` starts it; once it has completed (not stopped or
+        failed), ``completed(run_id)``. False if none could start (the panel said why)."""
+        if not self._can_start():
+            return False
+        self._start_training(resume_run=None)
+        started = self.busy
+        self._on_completed = completed if started else None
+        return started
 
     def restart_run(self) -> None:
         """Stop what runs (saving it), then start a fresh run with a new run id."""

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 from ...display import number
 from ...errors import WorkstationError
 from ...market.series import SeriesKey
+from ...ml.epoch_choice import describe_choice
 from ...ml.events import (
     BatchEnd,
     CheckpointSaved,
@@ -143,6 +144,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.paper = PaperTrading(paths, live_data, chart, self)
         self._runner: WorkerThread | None = None
         self._then = None  # what to do once the running worker has ended
+        self._on_completed = None  # what to do with the run id once a run has completed
         self._epochs: int | None = None
         self._init_live_mode(paths.candle_cache)
         self._evaluating = False
@@ -511,6 +513,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
             case EpochEnd():
                 self._set_state("training", f"epoch {event.epoch + 1}/{self._epochs} done · "
                                             f"validation loss {number(event.val.loss)}"
+                                            + describe_choice(event.chosen_loss,
+                                                              event.chosen_by)
                                             + (" (best)" if event.is_best else ""))
 
     def _show_marks(self, event: RunStarted) -> None:
@@ -573,8 +577,11 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
                 self._set_state("idle", self.evaluation.stopped())
             case Finished():
                 self._set_state("idle", f"run {outcome.run_id} {outcome.status} after "
-                                        f"{outcome.step} steps · best validation loss "
-                                        f"{number(outcome.best_val_loss)}")
+                                        f"{outcome.step} steps · best validation "
+                                        f"{outcome.chosen_by} {number(outcome.best_val_loss)}")
+                if outcome.status == "completed" and self._on_completed is not None:
+                    completed, self._on_completed = self._on_completed, None
+                    completed(outcome.run_id)
             case LiveEnded() if self._reference_problem:
                 if self.overlay is not None:
                     self.overlay.clear()
@@ -588,6 +595,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
             case _:
                 self._show_failure("the worker ended without a result", "(see the log)")
         if isinstance(outcome, (Finished, Failed, LiveEnded)):
+            self._on_completed = None  # a run that did not complete: nothing follows it
             self.refresh_runs()  # its row shows how it ended
         then, self._then = self._then, None
         if then is not None:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from ...ml.config import TrainConfig
 from ...ml.device import DeviceChoice
 from ...ml.job import TrainingRequest
 from ...timeparse import format_minute, parse_time_ms
@@ -44,6 +45,13 @@ class TrainingSettings(QGroupBox):
         self.lr.setRange(1e-6, 1.0)
         self.lr.setSingleStep(1e-4)
         self.lr.setToolTip("Peak learning rate (warm-up, then cosine decay)")
+        self.stride = QSpinBox()
+        self.stride.setRange(0, 8192)
+        self.stride.setSpecialValueText("auto")  # 0
+        self.stride.setToolTip(
+            f"Candles between the training windows of an epoch; auto: the most, up to the "
+            f"window, that gives an epoch {TrainConfig.batches_per_epoch} batches (short series "
+            f"overlap their windows)")
         self.epochs = QSpinBox()
         self.epochs.setRange(1, 100000)
         self.epochs.setToolTip("Epochs in total (Resume continues up to this many)")
@@ -71,14 +79,15 @@ class TrainingSettings(QGroupBox):
         form.addRow("Batch size", self.batch_size)
         form.addRow("Learning rate", self.lr)
         form.addRow("Epochs", self.epochs)
+        form.addRow("Window stride", self.stride)
         form.addRow("Dropout", self.dropout)
         form.addRow(self.grad_checkpointing)
         form.addRow(self.mixed_precision)
         self.trend_windows = QLineEdit()
         self.trend_windows.setPlaceholderText("none (e.g. 10,20,50,100)")
         self.trend_windows.setToolTip(
-            "Also feed where the close stands against each window's average and channel of "
-            "highs and lows (candles); off by default")
+            "Also feed where the close stands against each window's average and against the "
+            "channel of the highs and lows before it (candles, comma-separated); empty: none")
         self.train_until = QLineEdit()
         self.train_until.setPlaceholderText("every candle (e.g. 2024-05-01 12:00)")
         self.train_until.setToolTip(
@@ -97,9 +106,11 @@ class TrainingSettings(QGroupBox):
 
     def fill(self, devices: list[DeviceChoice]) -> None:
         """Called once torch is loaded (device warm-up): presets, defaults and devices."""
-        from ...ml.config import PRESETS, TrainConfig
+        from ...ml.config import PRESETS
+        from ...ml.features import TREND_WINDOWS
 
         defaults = TrainConfig()
+        self.trend_windows.setText(",".join(map(str, TREND_WINDOWS)))
         self._has_precision_switch = "mixed_precision" in {f.name for f in fields(TrainConfig)}
         self.batch_size.setValue(defaults.batch_size)
         self.lr.setValue(defaults.lr)
@@ -118,9 +129,11 @@ class TrainingSettings(QGroupBox):
     def _preset_chosen(self, name: str) -> None:
         if not name:
             return
-        from ...ml.config import PRESETS
+        from ...ml.config import PRESET_LR, PRESETS
 
         config = PRESETS[name]
+        if name in PRESET_LR:
+            self.lr.setValue(PRESET_LR[name])
         self.seq_len.setValue(config.seq_len)
         self.dropout.setValue(config.dropout)
         self.grad_checkpointing.setChecked(config.use_gradient_checkpointing)
@@ -149,9 +162,11 @@ class TrainingSettings(QGroupBox):
         self.trend_windows.setText(",".join(map(str, features.get("trend_windows") or ())))
         if preset and self.preset.findText(preset) >= 0:
             self.preset.setCurrentText(preset)
+        self.stride.setValue(0)  # a run recorded without one took the automatic stride
         for box, value in ((self.seq_len, model_config.get("seq_len")),
                            (self.batch_size, train_config.get("batch_size")),
-                           (self.epochs, train_config.get("epochs"))):
+                           (self.epochs, train_config.get("epochs")),
+                           (self.stride, train_config.get("window_stride"))):
             if isinstance(value, int):
                 box.setValue(value)
         for double_box, value in ((self.lr, train_config.get("lr")),
@@ -187,6 +202,7 @@ class TrainingSettings(QGroupBox):
                  "use_gradient_checkpointing": self.grad_checkpointing.isChecked()}
         train = {"epochs": self.epochs.value() if epochs is None else epochs,
                  "batch_size": self.batch_size.value(), "lr": self.lr.value(),
+                 "window_stride": self.stride.value() or None,
                  "train_until": self.train_until_ms()}
         if self._has_precision_switch:
             train["mixed_precision"] = self.mixed_precision.isChecked()
