@@ -198,6 +198,28 @@ def test_merge_adds_updates_keeps_newer_and_is_one_transaction(store):
     assert store.list() == before
 
 
+def test_replace_market_swaps_every_annotation_of_one_market_in_one_transaction(store):
+    t1, t2, region, point = sample()
+    for ann in (t1, t2, region, point):
+        store.add(ann)
+    eth = MarketKey("real", "ETH/USDT")
+    heard = []
+    store.subscribe(heard.append)
+    new = Trade(symbol="ETH/USDT", timeframe="1m", direction="long", entry_ts=T0 + 50 * H,
+                entry_price=1.0, exit_ts=T0 + 51 * H, exit_price=2.0)
+    removed = store.replace_market(eth, [new])
+    assert sorted(a.id for a in removed) == sorted(a.id for a in (t1, t2, region))  # all TFs
+    assert store.list(market=eth) == [new]
+    assert store.list(symbol="BTC/USDT") == [point]  # another market: untouched
+    assert [c.action for c in heard] == ["deleted", "added"]
+    clash = dataclasses.replace(new, id=str(uuid.uuid4()), entry_ts=T0 + 50 * H + 60_000)
+    with pytest.raises(OverlappingTradesError):
+        store.replace_market(eth, [new, clash])  # refused whole: the old marks stay
+    assert store.list(market=eth) == [new]
+    with pytest.raises(AnnotationStoreError, match="every annotation must be of"):
+        store.replace_market(eth, [point])
+
+
 def test_database_enforces_its_own_constraints(store):
     store.add(sample()[0])
     raw = sqlite3.connect(store.path)

@@ -1,6 +1,7 @@
-"""The control rules beside the moving-average cross: an EMA cross and a Donchian breakout
-(``ml.controls``), their exact positions on crafted candles, causality, their marks end to
-end and shuffled, and ``workstation control-marks --rule ema-cross|donchian``."""
+"""The control rules beside the moving-average cross: an EMA cross, a Donchian breakout and
+the agreement of two crosses (``ml.controls``), their exact positions on crafted candles,
+causality, their marks (end to end, or with flat gaps and a reviewed region) and shuffled, and
+``workstation control-marks --rule ema-cross|donchian|ma-agree``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from workstation.annotations.io import import_annotations, read_json
 from workstation.annotations.overlap import overlapping_pairs
 from workstation.annotations.store import AnnotationStore
-from workstation.annotations.targets import LONG, SHORT, trader_targets
+from workstation.annotations.targets import FLAT, LONG, SHORT, trader_targets
 from workstation.cli import main
 from workstation.errors import WorkstationError
 from workstation.market.candles import Candles
@@ -28,13 +29,15 @@ from workstation.ml.controls import (
     donchian_positions,
     ema,
     ema_cross_positions,
+    review_region,
     shuffled_marks,
 )
 
 END_TS = 1_700_000_000_000
 MARKET = MarketKey("demo", "DEMO/USDT")
 RULES = [ControlRule.of("ema-cross", fast=5, slow=20), ControlRule.of("donchian", window=10),
-         ControlRule.of("ma-cross", fast=5, slow=20)]
+         ControlRule.of("ma-cross", fast=5, slow=20),
+         ControlRule.of("ma-agree", pairs="5/20,10/40")]
 
 
 def candles_of(n: int, seed: int = 7) -> Candles:
@@ -159,3 +162,84 @@ def test_control_marks_command_writes_rule_marks_that_import(tmp_path, capsys):
     assert "--fast and --slow are for the crosses" in capsys.readouterr().err
     assert main(base + ["--rule", "ema-cross", "--window", "30", "--out", str(out_file)]) == 1
     assert "--window is for donchian" in capsys.readouterr().err
+
+
+def test_agreement_positions_on_crafted_closes():
+    close = np.array([10.0] * 4 + [12.0] * 3 + [9.0] + [8.0] * 4)
+    # pairs 1/2 and 2/4: both up at the rise (index 4: 12 > 11 and 11 > 10.5); the fast pair
+    # ties at 5 and 6 while the slow one is still up: no agreement, flat (not held); both
+    # down at the drop (7, 8: 9 < 10.5 and 10.5 < 11.25, ...), flat again once the closes
+    # are level; the first slow - 1 = 3 candles are flat
+    got = ControlRule.of("ma-agree", pairs="1/2,2/4").positions(Candles.from_arrays(
+        ts=np.arange(len(close)) * 60_000, open=close, high=close, low=close, close=close,
+        volume=np.ones(len(close)), timeframe=ONE_MINUTE))
+    assert got.tolist() == [0, 0, 0, 0, 1, 0, 0, -1, -1, 0, 0, 0]
+
+
+def test_agreement_rule_windows_and_refusals():
+    rule = ControlRule.of("ma-agree")
+    assert rule == ControlRule("ma-agree", (10, 50, 20, 100)) and rule.flat_gaps
+    assert rule.pairs == ((10, 50), (20, 100)) and rule.tag == "ma-agree 10/50+20/100"
+    assert rule.summary == "10/50+20/100 agreement"
+    assert not ControlRule.of("ema-cross").flat_gaps
+    for pairs in ("10/50", "10-50,20/100", "10/50/70,20/100"):
+        with pytest.raises(WorkstationError, match="two or more FAST/SLOW"):
+            ControlRule.of("ma-agree", pairs=pairs)
+    with pytest.raises(WorkstationError, match="1 <= fast < slow"):
+        ControlRule.of("ma-agree", pairs="50/10,20/100")
+    with pytest.raises(WorkstationError, match="takes --pairs"):
+        ControlRule.of("ma-agree", fast=5)
+    with pytest.raises(WorkstationError, match="--pairs is for ma-agree"):
+        ControlRule.of("ema-cross", pairs="1/2,2/4")
+
+
+def test_agreement_marks_leave_flat_gaps_that_their_review_region_labels_and_shuffle():
+    candles = candles_of(6000)
+    rule = ControlRule.of("ma-agree", pairs="5/20,10/40")
+    assert rule.positions(candles)[:39].tolist() == [0] * 39
+    marks = control_marks(candles, MARKET, rule)
+    region = review_region(marks, rule)
+    assert (region.label, region.start_ts, region.end_ts) == ("reviewed", marks[0].entry_ts,
+                                                              marks[-1].exit_ts)
+    assert region.tags == ("control", rule.tag) and overlapping_pairs(marks) == []
+    gaps = [b.entry_ts - a.exit_ts for a, b in pairwise(marks)]
+    assert len(marks) > 50 and min(gaps) == 0 and sum(g > 0 for g in gaps) > 20
+    first, last = candles.index_of(marks[0].entry_ts), candles.index_of(marks[-1].exit_ts)
+    labels = trader_targets([*marks, region], candles.ts, ONE_MINUTE).position
+    expected = np.select([rule.positions(candles) > 0, rule.positions(candles) < 0],
+                         [LONG, SHORT], FLAT)
+    assert (labels[first:last] == expected[first:last]).all()
+    assert (expected[first:last] == FLAT).mean() > 0.2  # the flat candles are labels too
+    shuffled = shuffled_marks(marks, candles, seed=1)
+    assert overlapping_pairs(shuffled) == []
+    assert sorted(b.entry_ts - a.exit_ts for a, b in pairwise(shuffled)) == sorted(gaps)
+    assert (shuffled[0].entry_ts, shuffled[-1].exit_ts) == (marks[0].entry_ts,
+                                                            marks[-1].exit_ts)
+    moved = trader_targets([*shuffled, region], candles.ts, ONE_MINUTE).position[first:last]
+    assert np.mean(moved == expected[first:last]) < 0.6
+    assert np.mean(moved == FLAT) == np.mean(expected[first:last] == FLAT)  # same balance
+
+
+def test_control_marks_command_writes_agreement_marks_with_their_review_region(tmp_path,
+                                                                            capsys):
+    csv = write_candles_csv(candles_of(3000), tmp_path / "eth.csv")
+    candles, key = load_series(f"csv:{csv}", "ETH/USDT", ONE_MINUTE)
+    out_file = tmp_path / "agree.json"
+    assert main(["control-marks", "--source", f"csv:{csv}", "--symbol", "ETH/USDT", "--rule",
+                 "ma-agree", "--pairs", "5/20,10/40", "--out", str(out_file)]) == 0
+    rule = ControlRule.of("ma-agree", pairs="5/20,10/40")
+    expected = control_marks(candles, key.market, rule)
+    assert (f"wrote {len(expected):,} 5/20+10/40 agreement trades of ETH/USDT 1m"
+            in capsys.readouterr().out)
+    written = read_json(out_file)
+    assert records(written[:-1]) == records(expected)
+    region = review_region(expected, rule)
+    assert (written[-1].id, written[-1].span, written[-1].tags) == (region.id, region.span,
+                                                                   region.tags)
+    with AnnotationStore(tmp_path / "a.db") as store:
+        assert import_annotations(store, out_file).merge.added == len(expected) + 1
+    csv_out = tmp_path / "agree.csv"
+    assert main(["control-marks", "--source", f"csv:{csv}", "--symbol", "ETH/USDT", "--rule",
+                 "ma-agree", "--out", str(csv_out)]) == 1
+    assert "a CSV of trades cannot hold: write agree.json" in capsys.readouterr().err
+    assert not csv_out.exists()

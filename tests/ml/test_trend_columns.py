@@ -79,6 +79,10 @@ def test_they_are_fed_by_default_recorded_with_a_run_and_old_settings_read_as_no
     old = FeatureSpec(trend_windows=()).to_dict()
     del old["trend_windows"]  # settings written before trend inputs existed
     assert FeatureSpec.from_dict(old).trend_windows == ()
+    earlier = SPEC.to_dict()  # a run saved with the channel that held the candle itself
+    earlier["names"] = [name.replace("breakout_", "channel_") for name in earlier["names"]]
+    with pytest.raises(WorkstationError, match="differ from the ones this Workstation computes"):
+        FeatureSpec.from_dict(earlier)
     for bad in ((1,), (5, 5)):
         with pytest.raises(WorkstationError, match="trend windows must be distinct"):
             FeatureSpec(trend_windows=bad)

@@ -16,22 +16,35 @@ The rules (``ControlRule``, by name; each value ``t`` depends on candles ``<= t`
 - ``donchian`` (``donchian_positions``, default 20): long from a close above the highest high
   of the previous ``window`` candles, short from a close below their lowest low, held until
   the opposite breakout.
+- ``ma-agree`` (``agreement_positions``, default 10/50 and 20/100): long while every pair's
+  fast simple average is above its slow one, short while every one is below, flat while they
+  disagree (not held): two trend filters that must agree, the one rule here with flat
+  stretches between trades, and one no linear model of the window's inputs computes (an AND
+  of signs), while a small network does.
 
 Each position is 0 (flat) until the rule's first candle with a full window (``slow - 1`` for
-the crosses, ``window`` for donchian); from then on a candle that gives no signal (a tie of
-the averages, a close inside the channel) keeps the position, and it is flat until the first
-signal. The model can compute a rule from a window that holds the rule's longest window: keep
-it well inside ``seq_len`` (10/40 or 20/50 with 200-candle windows, 5/20 with 64).
+the crosses and the agreement's longest slow average, ``window`` for donchian); from then on,
+in the held rules, a candle that gives no signal (a tie of the averages, a close inside the
+channel) keeps the position, and it is flat until the first signal. The model can compute a
+rule from a window that holds the rule's longest window, or from the trend inputs
+(``trend_columns``) that hold its averages: keep the windows well inside ``seq_len`` (10/40
+or 20/50 with 200-candle windows, 5/20 with 64), or among the trend windows (ma-agree's
+default 10/50 and 20/100 are).
 
-- ``control_marks``: a rule's positions as trades, one per regime, each entered at the close of
-  the candle at which its signal is seen and exited at the close of the candle of the next
-  opposite one, where the next trade is entered: trades touch end to end, so every candle from
-  the first entry to the last exit is reviewed and labelled with the rule's position. The regime
-  still open at the last closed candle is not a trade yet and is left out.
+- ``control_marks``: a rule's positions as trades, one per long or short regime, each entered
+  at the close of the candle at which its signal is seen and exited at the close of the candle
+  at which the position changes, where the next trade (if not flat) is entered: the held rules'
+  trades touch end to end, so every candle from the first entry to the last exit is reviewed
+  and labelled with the rule's position. The regime still open at the last closed candle is not
+  a trade yet and is left out.
+- ``review_region``: for a rule with flat stretches (``ControlRule.flat_gaps``), the reviewed
+  region from the first entry to the last exit that goes with its trades, so that the flat
+  candles between them are "no trade" labels, as a trader's reviewed stretch makes them.
 - ``shuffled_marks``: the same trades in a random order that keeps the order of directions
-  (each long trade takes the place of a long one, each short of a short), laid end to end
-  from the first entry: the same count, durations (in candles) and directions, span, class
-  balance and alternation of positions, never overlapping, at times the rule does not explain.
+  (each long trade takes the place of a long one, each short of a short), and the flat gaps
+  between them in a random order too, laid out from the first entry: the same count, durations
+  (in candles), gaps and directions, span, class balance and alternation of positions, never
+  overlapping, at times the rule does not explain.
 
 Entry and exit prices are the closes of the candles marked. Marks are tagged ``control`` and
 with their rule, so they are never mistaken for a trader's.
@@ -47,7 +60,7 @@ from itertools import pairwise
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..annotations.model import Direction, Trade
+from ..annotations.model import Direction, Region, RegionLabel, Trade
 from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.series import MarketKey
@@ -123,27 +136,61 @@ def donchian_positions(high: np.ndarray, low: np.ndarray, close: np.ndarray, win
     return _held(signal)
 
 
-DEFAULT_WINDOWS = {"ma-cross": (10, 40), "ema-cross": (20, 50), "donchian": (20,)}
+def agreement_positions(close: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+    """+1/-1/0 (int8) per candle once it has closed; see the module docstring."""
+    for fast, slow in pairs:
+        check_windows(fast, slow)
+    close = np.asarray(close, dtype=np.float64)
+    signs = np.array([np.sign(trailing_mean(close, fast) - trailing_mean(close, slow))
+                      for fast, slow in pairs])
+    position = np.where((signs > 0).all(0), 1, np.where((signs < 0).all(0), -1, 0))
+    position[:max(slow for _, slow in pairs) - 1] = 0
+    return position.astype(np.int8)
+
+
+def parse_pairs(text: str) -> tuple[int, ...]:
+    """``"10/50,20/100"`` as the flat windows ``(10, 50, 20, 100)``; anything else is refused
+    with a line that shows the form."""
+    try:
+        pairs = [tuple(int(w) for w in pair.split("/")) for pair in text.split(",")]
+    except ValueError:
+        pairs = []
+    if len(pairs) < 2 or any(len(pair) != 2 for pair in pairs):
+        raise WorkstationError(f"--pairs takes two or more FAST/SLOW averages, e.g. "
+                               f"10/50,20/100; got {text!r}")
+    return tuple(w for pair in pairs for w in pair)
+
+
+DEFAULT_WINDOWS = {"ma-cross": (10, 40), "ema-cross": (20, 50), "donchian": (20,),
+                   "ma-agree": (10, 50, 20, 100)}
 RULES = tuple(DEFAULT_WINDOWS)
 
 
 @dataclass(frozen=True)
 class ControlRule:
     """One of ``RULES`` and its windows in candles: ``(fast, slow)`` for the crosses,
-    ``(window,)`` for donchian."""
+    ``(window,)`` for donchian, ``(fast, slow, fast, slow, ...)`` for ma-agree."""
 
     name: str
     windows: tuple[int, ...]
 
     @classmethod
     def of(cls, name: str, *, fast: int | None = None, slow: int | None = None,
-           window: int | None = None) -> ControlRule:
+           window: int | None = None, pairs: str | None = None) -> ControlRule:
         """The rule ``name`` with the windows given, the rule's defaults for the others;
         refuses windows the rule does not take and windows that make no rule."""
         if name not in DEFAULT_WINDOWS:
             raise WorkstationError(f"unknown control rule {name!r}: one of {', '.join(RULES)}")
         default = DEFAULT_WINDOWS[name]
-        if name == "donchian":
+        if pairs is not None and name != "ma-agree":
+            raise WorkstationError("--pairs is for ma-agree")
+        if name == "ma-agree":
+            if fast is not None or slow is not None or window is not None:
+                raise WorkstationError("ma-agree takes --pairs FAST/SLOW,FAST/SLOW")
+            rule = cls(name, default if pairs is None else parse_pairs(pairs))
+            for fast_, slow_ in rule.pairs:
+                check_windows(fast_, slow_)
+        elif name == "donchian":
             if fast is not None or slow is not None:
                 raise WorkstationError("donchian takes --window; --fast and --slow are for "
                                        "the crosses")
@@ -159,20 +206,42 @@ class ControlRule:
         return rule
 
     @property
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        """ma-agree's (fast, slow) pairs."""
+        return tuple(zip(self.windows[::2], self.windows[1::2]))
+
+    @property
+    def flat_gaps(self) -> bool:
+        """Whether the rule is flat between some of its trades (ma-agree): its trades need
+        their ``review_region`` for the flat candles to be labels."""
+        return self.name == "ma-agree"
+
+    @property
+    def _label(self) -> str:
+        if self.name == "ma-agree":
+            return "+".join(f"{fast}/{slow}" for fast, slow in self.pairs)
+        return "/".join(map(str, self.windows))
+
+    @property
     def tag(self) -> str:
         """E.g. ``ema-cross 20/50``: the rule's tag on its marks."""
-        return f"{self.name} {'/'.join(map(str, self.windows))}"
+        return f"{self.name} {self._label}"
 
     @property
     def summary(self) -> str:
         """E.g. ``20/50 EMA cross``: what a trade is, in words."""
-        label = "/".join(map(str, self.windows))
+        label = self._label
         return {"ma-cross": f"{label} cross", "ema-cross": f"{label} EMA cross",
-                "donchian": f"{label}-candle Donchian breakout"}[self.name]
+                "donchian": f"{label}-candle Donchian breakout",
+                "ma-agree": f"{label} agreement"}[self.name]
 
     @property
     def notes(self) -> str:
         """The rule in a sentence, the notes of its marks."""
+        if self.name == "ma-agree":
+            each = " and ".join(f"the {fast}-candle average of closes above the {slow}-candle "
+                                f"one" for fast, slow in self.pairs)
+            return f"control mark: long while {each}, short while every one is below, flat else"
         if self.name == "donchian":
             return (f"control mark: long from a close above the highest high of the previous "
                     f"{self.windows[0]} candles, short from one below their lowest low")
@@ -186,6 +255,8 @@ class ControlRule:
         if self.name == "donchian":
             return donchian_positions(candles.high, candles.low, candles.close,
                                       self.windows[0])
+        if self.name == "ma-agree":
+            return agreement_positions(candles.close, self.pairs)
         cross = ma_cross_positions if self.name == "ma-cross" else ema_cross_positions
         return cross(candles.close, *self.windows)
 
@@ -212,11 +283,22 @@ def control_marks(candles: Candles, market: MarketKey, rule: ControlRule) -> lis
     see the module docstring."""
     candles = _closed(candles)
     position = rule.positions(candles)
-    # a signal is seen at each of these closes; the position is flat only before the first
-    change = np.flatnonzero(np.diff(position)) + 1
+    change = np.flatnonzero(np.diff(position)) + 1  # a signal is seen at each of these closes
     tags = (CONTROL_TAG, rule.tag)
     return [_trade(candles, market, i, j, int(position[i]), tags, rule.notes)
-            for i, j in pairwise(change.tolist())]
+            for i, j in pairwise(change.tolist()) if position[i]]
+
+
+def review_region(trades: Sequence[Trade], rule: ControlRule) -> Region:
+    """The reviewed region from the first of ``trades`` (marks of ``rule``, at least one) to
+    the last, tagged as they are: see the module docstring."""
+    first, last = min(trades, key=lambda t: t.entry_ts), max(trades, key=lambda t: t.exit_ts)
+    content = f"review {first.id} {last.id}"
+    return Region(id=str(uuid.uuid5(_ID_NAMESPACE, content)), market=first.market,
+                  symbol=first.symbol, timeframe=first.timeframe, start_ts=first.entry_ts,
+                  end_ts=last.exit_ts, label=RegionLabel.REVIEWED.value,
+                  tags=(CONTROL_TAG, rule.tag),
+                  notes=f"control: the stretch the {rule.summary} trades were made on")
 
 
 def ma_cross_marks(candles: Candles, market: MarketKey, *, fast: int = 10, slow: int = 40
@@ -238,8 +320,8 @@ def _indices(candles: Candles, times: list[int]) -> np.ndarray:
 def shuffled_marks(trades: Sequence[Trade], candles: Candles, *, seed: int = 0
                    ) -> list[Trade]:
     """``trades`` (marked on ``candles``) in a random order from ``seed`` that keeps the
-    order of directions, laid end to end from the first one's entry, each tagged with the
-    seed; see the module docstring."""
+    order of directions, with their gaps in a random order, laid out from the first one's
+    entry, each tagged with the seed; see the module docstring."""
     if not trades:
         return []
     candles = _closed(candles)
@@ -255,8 +337,9 @@ def shuffled_marks(trades: Sequence[Trade], candles: Candles, *, seed: int = 0
     for side in (1, -1):
         slots = np.flatnonzero(sign == side)
         order[slots] = rng.permutation(slots)
-    ends = int(entry[0]) + np.cumsum((exit_ - entry)[order])
-    starts = np.concatenate(([int(entry[0])], ends[:-1]))
+    gaps = np.concatenate(([0], rng.permutation(entry[1:] - exit_[:-1])))
+    ends = int(entry[0]) + np.cumsum((exit_ - entry)[order] + gaps)
+    starts = ends - (exit_ - entry)[order]
     moved = [ordered[k] for k in order]
     return [_trade(candles, t.market_key, int(i), int(j), t.direction.sign,
                    t.tags + (f"shuffled seed {seed}",),

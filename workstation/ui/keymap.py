@@ -151,9 +151,10 @@ KEYMAP: tuple[Command, ...] = (
             "marks by span, each trader head beside its baselines, entries and exits, and the "
             "held-out backtest"),
     Command("train.teach_rule", "Teach a rule (demo market)", (), TRAINING,
-            "Put the 20/50 EMA cross rule's trades in place of the demo marks (yours are saved "
-            "to a file first), hold out the newest 6 days, train, then report on them: the "
-            "position head should show an edge"),
+            "Put the trades of a rule (long while the 10/50 and 20/100 averages both point up, "
+            "short while both point down, flat else) in place of the demo marks (yours are "
+            "saved to a file first), hold out the newest 6 days, train, then report on them: "
+            "the position head should show an edge"),
     Command("train.teach_shuffled", "Teach shuffled marks (demo market)", (), TRAINING,
             "The same as Teach a rule with the rule's trades shuffled in time: nothing on the "
             "candles explains them, so the report should show no edge"),

@@ -62,7 +62,7 @@ class Teacher(QObject):
         try:
             taught = lesson(CandleSnapshot.of(self.live.candles).candles(), key.market,
                             shuffled=shuffled)
-            backup = self._replace_marks(key.market, taught.trades)
+            backup = self._replace_marks(key.market, taught.marks)
         except (WorkstationError, OSError) as exc:
             self.say(f"Teach a rule: {exc}")
             return
@@ -73,8 +73,8 @@ class Teacher(QObject):
                      f"{format_minute(taught.train_until)}, the last {HELD_OUT_DAYS:g} days "
                      f"held out for the report{kept}")
 
-    def _replace_marks(self, market, trades) -> str | None:
-        """Put ``trades`` in place of ``market``'s annotations, after writing those to a file
+    def _replace_marks(self, market, marks) -> str | None:
+        """Put ``marks`` in place of ``market``'s annotations, after writing those to a file
         (returned; None when there were none)."""
         old = self.store.list(market=market)
         path = None
@@ -82,5 +82,5 @@ class Teacher(QObject):
             stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
             path = self.paths.data_dir / f"demo-marks-before-teaching-{stamp}.json"
             write_json(old, path)
-        self.store.replace_market(market, trades)
+        self.store.replace_market(market, marks)
         return str(path) if path is not None else None
