@@ -61,10 +61,10 @@ def run(args) -> int:
     if args.shuffle:
         trades = shuffled_marks(trades, candles, seed=args.seed)
     region = [review_region(trades, rule)] if rule.flat_gaps else []
-    if region:
+    if as_json:
         write_json([*trades, *region], out)
-    else:
-        (write_json if as_json else write_csv)(trades, out)
+    else:  # never with a region: refused above
+        write_csv(trades, out)
     length = np.array([t.holding_ms for t in trades]) / candles.timeframe.ms
     longs = length[[t.direction.sign > 0 for t in trades]].sum() / length.sum()
     span = (trades[-1].exit_ts - trades[0].entry_ts) / candles.timeframe.ms
