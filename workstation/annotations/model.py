@@ -8,6 +8,12 @@ the annotation's timeframe, and what the trader did there happened at the candle
 Annotations are frozen values: an edit is a new value (``ann.edited(notes=...)``) that the
 store writes. P&L and holding time of a trade are derived, never stored.
 
+A mark made in blind replay (the future hidden behind the replay clock) is ``blind`` and keeps
+``decided_at``: the clock time of each decision (a trade's entry and exit, a region's start and
+end, a point's one), each no earlier than the close of the candle it marks. Changing what was
+decided later (``edited`` with a time, price, direction or label) makes it a hindsight mark
+that keeps its decision times and says when (``unblinded_at``); ``origin`` names the three.
+
 Constructing an annotation validates it; a bad value raises ``AnnotationValidationError``
 naming the field.
 """
@@ -68,6 +74,18 @@ class Source(str, enum.Enum):
 
     HUMAN = "human"
     MODEL_CONFIRMED = "model-confirmed"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Origin(str, enum.Enum):
+    """Whether a mark was made with the future hidden: ``blind`` (in replay), ``hindsight``
+    (the whole chart in view), or ``unblinded`` (blind once, its decision changed since)."""
+
+    BLIND = "blind"
+    HINDSIGHT = "hindsight"
+    UNBLINDED = "unblinded"
 
     def __str__(self) -> str:
         return self.value
@@ -165,6 +183,8 @@ def _set(obj, name: str, value) -> None:
 @dataclass(frozen=True, kw_only=True)
 class _AnnotationBase:
     kind: ClassVar[Kind]
+    DECISIONS: ClassVar[tuple[str, ...]]  # the times a blind mark's decisions are made at
+    DECIDED: ClassVar[frozenset[str]]  # the fields whose change makes a blind mark hindsight
 
     symbol: str
     timeframe: str
@@ -175,6 +195,9 @@ class _AnnotationBase:
     id: str = field(default_factory=new_id)
     created_at: int = field(default_factory=now_ms)
     updated_at: int | None = None  # None: same as created_at
+    blind: bool = False
+    decided_at: tuple[int, ...] = ()  # the replay clock at each of ``DECISIONS``
+    unblinded_at: int | None = None  # when a blind mark's decision was changed
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str):
@@ -207,6 +230,46 @@ class _AnnotationBase:
             )
         _set(self, "updated_at", updated)
 
+    def _check_decisions(self) -> None:
+        """The blind fields hold together (after the kind's own fields are checked)."""
+        if not isinstance(self.blind, bool):
+            raise AnnotationValidationError("blind", f"must be true or false, got {self.blind!r}")
+        if isinstance(self.decided_at, str) or not isinstance(self.decided_at, (list, tuple)):
+            raise AnnotationValidationError(
+                "decided_at", f"must be a list of times, got {self.decided_at!r}")
+        decided = tuple(_time(t, "decided_at") for t in self.decided_at)
+        _set(self, "decided_at", decided)
+        if self.unblinded_at is not None:
+            _set(self, "unblinded_at", _time(self.unblinded_at, "unblinded_at"))
+            if self.blind:
+                raise AnnotationValidationError(
+                    "unblinded_at", "a blind mark has not been unblinded")
+        if not decided:
+            if self.blind or self.unblinded_at is not None:
+                raise AnnotationValidationError(
+                    "decided_at", "a blind mark needs the replay clock time of each decision")
+            return
+        if len(decided) != len(self.DECISIONS):
+            raise AnnotationValidationError(
+                "decided_at", f"a {self.kind} has {len(self.DECISIONS)} decision time(s) "
+                              f"({', '.join(self.DECISIONS)}), got {len(decided)}")
+        if list(decided) != sorted(decided):
+            raise AnnotationValidationError("decided_at", "decisions must be in time order")
+        if self.blind:
+            tf = self.timeframe_ms
+            for name, at in zip(self.DECISIONS, decided):
+                close = getattr(self, name) + tf
+                if at < close:
+                    raise AnnotationValidationError(
+                        "decided_at", f"{name} was decided at {at}, before its candle closed "
+                                      f"at {close}: nothing can be marked after the clock")
+
+    @property
+    def origin(self) -> Origin:
+        if self.blind:
+            return Origin.BLIND
+        return Origin.UNBLINDED if self.unblinded_at is not None else Origin.HINDSIGHT
+
     @property
     def market_key(self) -> MarketKey:
         """The market this annotation belongs to (the scope of training and of overlaps)."""
@@ -222,8 +285,14 @@ class _AnnotationBase:
         return self.created_at if self.updated_at is None else self.updated_at
 
     def edited(self, **changes) -> Self:
-        """A copy with ``changes`` applied and ``updated_at`` set to now (never earlier)."""
-        return dataclasses.replace(self, updated_at=max(now_ms(), self.version_time), **changes)
+        """A copy with ``changes`` applied and ``updated_at`` set to now (never earlier). A
+        blind mark whose decision changes (a time, price, direction or label) becomes a
+        hindsight mark that keeps its decision times (``unblinded_at``: now)."""
+        when = max(now_ms(), self.version_time)
+        if self.blind and any(getattr(self, k) != v for k, v in changes.items()
+                              if k in self.DECIDED) and "blind" not in changes:
+            changes.update(blind=False, unblinded_at=when)
+        return dataclasses.replace(self, updated_at=when, **changes)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -236,6 +305,9 @@ class Trade(_AnnotationBase):
     """
 
     kind: ClassVar[Kind] = Kind.TRADE
+    DECISIONS: ClassVar[tuple[str, ...]] = ("entry_ts", "exit_ts")
+    DECIDED: ClassVar[frozenset[str]] = frozenset(
+        {"direction", "entry_ts", "entry_price", "exit_ts", "exit_price"})
 
     direction: Direction
     entry_ts: int
@@ -258,6 +330,7 @@ class Trade(_AnnotationBase):
         _set(self, "exit_price", _price(self.exit_price, "exit_price"))
         _set(self, "stop", _price(self.stop, "stop", optional=True))
         _set(self, "target", _price(self.target, "target", optional=True))
+        self._check_decisions()
 
     @property
     def span(self) -> tuple[int, int]:
@@ -284,6 +357,8 @@ class Region(_AnnotationBase):
     """A labelled stretch of time: a ``RegionLabel`` value or custom text."""
 
     kind: ClassVar[Kind] = Kind.REGION
+    DECISIONS: ClassVar[tuple[str, ...]] = ("start_ts", "end_ts")
+    DECIDED: ClassVar[frozenset[str]] = frozenset({"start_ts", "end_ts", "label"})
 
     start_ts: int
     end_ts: int
@@ -302,6 +377,7 @@ class Region(_AnnotationBase):
         if not label:
             raise AnnotationValidationError("label", "must not be empty")
         _set(self, "label", label)
+        self._check_decisions()
 
     @property
     def span(self) -> tuple[int, int]:
@@ -321,6 +397,8 @@ class Point(_AnnotationBase):
     """A note pinned to one time, optionally at a price."""
 
     kind: ClassVar[Kind] = Kind.POINT
+    DECISIONS: ClassVar[tuple[str, ...]] = ("ts",)
+    DECIDED: ClassVar[frozenset[str]] = frozenset({"ts", "price"})
 
     ts: int
     price: float | None = None
@@ -329,6 +407,7 @@ class Point(_AnnotationBase):
         super().__post_init__()
         _set(self, "ts", _time(self.ts, "ts"))
         _set(self, "price", _price(self.price, "price", optional=True))
+        self._check_decisions()
 
     @property
     def span(self) -> tuple[int, int]:
