@@ -34,6 +34,11 @@ class AppPaths:
         return self.data_dir / "annotations.sqlite"
 
     @property
+    def replay_db(self) -> Path:
+        """Blind replay sessions (``annotations.replay_sessions``)."""
+        return self.data_dir / "replay.sqlite"
+
+    @property
     def paper_db(self) -> Path:
         """Paper trading's accounts, trades and equity (``backtest.paper``)."""
         return self.data_dir / "paper.sqlite"

@@ -328,7 +328,7 @@ def test_version_1_demo_marks_become_demo_marks_of_their_symbol(tmp_path):
         (ids[3], "ETH/USDT", "1h", "trade", T0 - H, T0 + 3 * H, "long"),
     ])
     with AnnotationStore(path) as s:
-        assert s.schema_version == SCHEMA_VERSION == 2
+        assert s.schema_version == SCHEMA_VERSION == 3
         demo_eth = MarketKey("demo", "ETH/USDT")
         assert [a.id for a in s.list(market=demo_eth)] == [ids[0]]
         assert [a.id for a in s.list(market=MarketKey("demo", "DEMO/USDT"))] == [ids[1]]
@@ -339,6 +339,7 @@ def test_version_1_demo_marks_become_demo_marks_of_their_symbol(tmp_path):
         assert [(a.id, b.id) for a, b in overlapping_pairs(real)] == [(ids[3], ids[2])]
         s.update(real[1].edited(notes="still here"))
         assert s.get(ids[2]).notes == "still here"
+        assert {a.origin.value for a in s.list()} == {"hindsight"}  # made in full view
 
 
 def test_trades_held_at_the_same_time_are_refused_on_every_timeframe(store):

@@ -1,4 +1,4 @@
-"""The demo market (seeded, realistic, labelled DEMO) and replay of a series as a live feed."""
+"""The demo market (seeded, realistic, labelled DEMO) and the ticks of a forming candle."""
 
 import asyncio
 import math
@@ -6,10 +6,9 @@ import math
 import numpy as np
 
 from workstation.market import demo
-from workstation.market import replay as replay_module
 from workstation.market.candles import Candles
 from workstation.market.demo import DemoMarket, demo_candles
-from workstation.market.replay import replay
+from workstation.market.replay import forming_ticks
 from workstation.market.sources import load_series
 from workstation.market.timeframes import ONE_MINUTE, parse_timeframe
 
@@ -70,45 +69,10 @@ def test_demo_stream_forms_then_closes():
     assert len(series) == 2 and series.last_closed
 
 
-def test_replay_rebuilds_the_series_exactly():
+def test_forming_ticks_rebuild_the_series_exactly():
     source = demo_candles(50, parse_timeframe("5m"), seed=2, end_ts=10**12)
-
-    async def collect():
-        rebuilt = Candles(parse_timeframe("5m"))
-        kinds = []
-        async for update in replay(source, speed=0, ticks_per_candle=4):
-            kinds.append(rebuilt.apply(update))
-        return rebuilt, kinds
-
-    rebuilt, kinds = asyncio.run(collect())
+    rebuilt = Candles(parse_timeframe("5m"))
+    kinds = [rebuilt.apply(update) for i in range(len(source))
+             for update in forming_ticks(source.row(i)._replace(closed=True), 4)]
     assert kinds.count("append") == 50 and kinds.count("update") == 150
     assert all(np.array_equal(x, y) for x, y in zip(rebuilt.columns(), source.columns()))
-
-
-def test_replay_speed_and_stop(monkeypatch):
-    source = demo_candles(1000, ONE_MINUTE, seed=2, end_ts=10**12)
-    pauses = []
-    real_sleep = asyncio.sleep
-
-    async def record_pause(seconds):
-        pauses.append(seconds)
-        await real_sleep(0)
-
-    monkeypatch.setattr(replay_module.asyncio, "sleep", record_pause)
-
-    async def run(speed):
-        stop = asyncio.Event()
-        got = []
-        async for update in replay(source, speed=speed, ticks_per_candle=2, stop=stop):
-            got.append(update)
-            if len(got) == 4:
-                stop.set()
-        return got
-
-    got = asyncio.run(run(600.0))
-    # 600x: a 1m candle in 0.1 s, 2 ticks -> 0.05 s before each; the 5th pause sees the stop
-    assert len(got) == 4 and pauses == [0.05] * 5
-    assert got == [u for i in range(2) for u in replay_module.forming_ticks(
-        source.row(i)._replace(closed=True), 2)]
-    pauses.clear()
-    assert len(asyncio.run(run(0))) == 4 and pauses == [0.0] * 5

@@ -260,7 +260,7 @@ def test_annotations_targets_writes_exactly_what_training_learns(tmp_path, capsy
                  "--max-candles", "400", "--out", str(out)]) == 0
     assert "1 annotations of DEMO ETH/USDT" in capsys.readouterr().out
     header, *rows = out.read_text().splitlines()
-    assert header == "ts,time_utc,position,regime,reviewed,candle,trend"
+    assert header == "ts,time_utc,position,regime,reviewed,candle,trend,origin"
     cells = [row.split(",") for row in rows]
     by_ts = {int(c[0]): c for c in cells}
     # ten candles (the default margin) before the entry are reviewed: "flat"; before, masked

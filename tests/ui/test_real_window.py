@@ -96,3 +96,25 @@ def test_the_palette_starts_a_training_run(screen, tmp_path, candle_file):
     finally:
         app.kill()
     assert [p.name for p in runs.iterdir()], "no run folder"
+
+
+def test_a_blind_replay_started_with_keys_makes_a_blind_trade(screen, tmp_path, candle_file):
+    home = tmp_path / "home"
+    ts = make_candles(N_CANDLES).ts
+    at = N_CANDLES - 1 - 100  # the cursor candle the replay starts at: the clock is its close
+    app = start(screen, home, candle_file)
+    try:
+        screen.keys("End", *["Left"] * 100, "ctrl+shift+r")  # replay from the cursor
+        screen.keys("l", "period", "period", "period", "End", "x")  # long now, out 3 later
+        assert app.quit() == 0, app.output()[-2000:]
+    finally:
+        app.kill()
+    store = AnnotationStore(app_paths(home).annotations_db)
+    [trade] = [a for a in store.list() if isinstance(a, Trade)]
+    [reviewed] = [a for a in store.list() if a.kind.value == "region"]
+    store.close()
+    minute = 60_000
+    assert (trade.entry_ts, trade.exit_ts) == (int(ts[at]), int(ts[at + 3]))
+    assert trade.blind and trade.decided_at == (int(ts[at]) + minute, int(ts[at + 3]) + minute)
+    assert reviewed.blind and (reviewed.start_ts, reviewed.end_ts) == (int(ts[at + 1]),
+                                                                       int(ts[at + 3]))

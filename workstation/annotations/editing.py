@@ -14,6 +14,11 @@ opened, and may not be held at the same time as
 another trade of its market on any timeframe (``overlap``, the rule training and imports use
 too); a refusal names the other trade. Each method checks a request and returns the annotation
 to write, or raises ``ToolRefused`` with a message for the trader.
+
+In blind replay each request comes with the replay ``clock``: a candle that has not closed by
+then cannot be marked, each decision keeps the clock it was made at, and a trade whose entry
+and exit were both decided in replay (a region whose mark and label were) is ``blind``. A
+refusal never names the times of a mark the clock still hides.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.series import MarketKey
+from .horizon import seen_by
 from .model import Annotation, Direction, Region, RegionLabel, Trade
 from .overlap import describe_trade, overlapping
 
@@ -39,6 +45,7 @@ class PendingEntry:
     direction: Direction
     ts: int
     price: float
+    decided_at: int | None = None  # the replay clock when it was opened
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,7 @@ class Mark:
     """The start of a range to label: the candle opening at ``ts``."""
 
     ts: int
+    decided_at: int | None = None  # the replay clock when it was set
 
 
 def _candle(candles: Candles | None, index: int, *, priced: bool = False
@@ -60,6 +68,26 @@ def _candle(candles: Candles | None, index: int, *, priced: bool = False
         raise ToolRefused(f"The cursor {candles.timeframe.name} candle is still forming: a "
                           "trade is priced at a closed candle's close (move the cursor back)")
     return int(candles.ts[index]), float(candles.close[index]), candles.timeframe.ms
+
+
+def _before_clock(ts: int, timeframe_ms: int, clock: int | None) -> None:
+    if clock is not None and ts + timeframe_ms > clock:
+        raise ToolRefused("That candle closes after the replay clock: nothing can be marked "
+                          "after it (move the cursor back, or play on)")
+
+
+def _named(trade: Trade, clock: int | None) -> str:
+    """How a refusal names another trade: by its times, unless the replay clock hides them."""
+    if seen_by(trade, clock):
+        return describe_trade(trade)
+    return "one of your marks that the replay still hides"
+
+
+def _blind(first: int | None, last: int | None) -> dict:
+    """The blind fields of a mark whose two decisions were made at these clocks."""
+    if first is None or last is None:
+        return {}
+    return {"blind": True, "decided_at": (first, last)}
 
 
 class AnnotationTools:
@@ -78,38 +106,41 @@ class AnnotationTools:
         self.mark = None
 
     def open(self, direction: Direction | str, candles: Candles | None, index: int,
-             trades: Iterable[Trade] = ()) -> PendingEntry:
+             trades: Iterable[Trade] = (), clock: int | None = None) -> PendingEntry:
         """Open (or move) the pending entry at the close of candle ``index``."""
         direction = Direction(direction)
         ts, price, timeframe_ms = _candle(candles, index, priced=True)
+        _before_clock(ts, timeframe_ms, clock)
         acted = ts + timeframe_ms
         for trade in trades:
             start, end = trade.held
             if start <= acted < end:
                 raise ToolRefused(
-                    f"The cursor candle's close is inside the {describe_trade(trade)}; move "
+                    f"The cursor candle's close is inside the {_named(trade, clock)}; move "
                     "past its exit (or delete it with Del) to open another")
         self.direction = direction
-        self.pending = PendingEntry(direction, ts, price)
+        self.pending = PendingEntry(direction, ts, price, clock)
         return self.pending
 
     def close(self, candles: Candles | None, index: int, market: MarketKey, timeframe: str,
-              trades: Iterable[Trade] = ()) -> Trade:
+              trades: Iterable[Trade] = (), clock: int | None = None) -> Trade:
         """The trade from the pending entry to the close of candle ``index``; the pending entry
         is used up only when the trade is valid."""
         pending = self.pending
         if pending is None:
             raise ToolRefused("No open entry to close: press L (long) or S (short) first")
-        ts, price, _ = _candle(candles, index, priced=True)
+        ts, price, timeframe_ms = _candle(candles, index, priced=True)
+        _before_clock(ts, timeframe_ms, clock)
         if ts <= pending.ts:
             raise ToolRefused("Move the cursor to a candle after the entry to close the trade "
                               "(Esc cancels the entry)")
         trade = Trade(market=market.kind, symbol=market.symbol, timeframe=timeframe,
                       direction=pending.direction, entry_ts=pending.ts,
-                      entry_price=pending.price, exit_ts=ts, exit_price=price)
+                      entry_price=pending.price, exit_ts=ts, exit_price=price,
+                      **_blind(pending.decided_at, clock))
         other = overlapping(trades, trade)
         if other is not None:
-            raise ToolRefused(f"This trade would overlap the {describe_trade(other)}; close "
+            raise ToolRefused(f"This trade would overlap the {_named(other, clock)}; close "
                               "before it starts or delete it first")
         self.pending = None
         return trade
@@ -124,32 +155,35 @@ class AnnotationTools:
             return "mark"
         return None
 
-    def set_mark(self, candles: Candles | None, index: int) -> Mark:
-        ts, _, _ = _candle(candles, index)
-        self.mark = Mark(ts)
+    def set_mark(self, candles: Candles | None, index: int, clock: int | None = None) -> Mark:
+        ts, _, timeframe_ms = _candle(candles, index)
+        _before_clock(ts, timeframe_ms, clock)
+        self.mark = Mark(ts, clock)
         return self.mark
 
     def label(self, label: RegionLabel | str, candles: Candles | None, index: int,
-              market: MarketKey, timeframe: str) -> Region:
+              market: MarketKey, timeframe: str, clock: int | None = None) -> Region:
         """The region from the mark to candle ``index`` (inclusive, either order) with
         ``label``; the mark is used up."""
         if self.mark is None:
             raise ToolRefused("No mark: press M on the first candle of the range, move the "
                               "cursor to its last candle, then 1 / 2 / 3 / 4")
-        ts, _, _ = _candle(candles, index)
+        ts, _, timeframe_ms = _candle(candles, index)
+        _before_clock(ts, timeframe_ms, clock)
         start, end = sorted((self.mark.ts, ts))
         region = Region(market=market.kind, symbol=market.symbol, timeframe=timeframe,
-                        start_ts=start, end_ts=end, label=label)
+                        start_ts=start, end_ts=end, label=label,
+                        **_blind(self.mark.decided_at, clock))
         self.mark = None
         return region
 
     def click(self, candles: Candles | None, index: int, market: MarketKey, timeframe: str,
-              trades: Iterable[Trade] = ()) -> PendingEntry | Trade:
+              trades: Iterable[Trade] = (), clock: int | None = None) -> PendingEntry | Trade:
         """A click in click-to-annotate mode: opens an entry in the last chosen direction,
         or closes the pending one."""
         if self.pending is None:
-            return self.open(self.direction, candles, index, trades)
-        return self.close(candles, index, market, timeframe, trades)
+            return self.open(self.direction, candles, index, trades, clock)
+        return self.close(candles, index, market, timeframe, trades, clock)
 
 
 def step_annotation(annotations: Iterable[Annotation], candles: Candles, cursor: int,

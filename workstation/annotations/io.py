@@ -57,28 +57,32 @@ from .model import (
 )
 from .store import AnnotationStore, MergeResult
 
-JSON_VERSION = 2
-JSON_VERSIONS = (1, 2)  # what this Workstation reads
+JSON_VERSION = 3  # 3: blind marks (``blind``, ``decided_at``, ``unblinded_at``)
+JSON_VERSIONS = (1, 2, 3)  # what this Workstation reads; without the blind keys: hindsight
 JSON_FIELDS = (
     "id", "kind", "market", "symbol", "timeframe", "direction", "entry_ts", "entry_price",
     "exit_ts", "exit_price", "stop", "target", "label", "start_ts", "end_ts", "ts", "price",
-    "notes", "tags", "source", "created_at", "updated_at",
+    "notes", "tags", "source", "created_at", "updated_at", "blind", "decided_at",
+    "unblinded_at",
 )
-_JSON_OPTIONAL_KEYS = {"stop", "target", "ts", "price"}
+_BLIND_FIELDS = ("blind", "decided_at", "unblinded_at")
+_JSON_OPTIONAL_KEYS = {"stop", "target", "ts", "price", *_BLIND_FIELDS}
 _COMMON_FIELDS = ("id", "market", "symbol", "timeframe", "notes", "tags", "source",
-                  "created_at", "updated_at")
+                  "created_at", "updated_at", *_BLIND_FIELDS)
 _KIND_FIELDS = {
     Kind.TRADE: ("direction", "entry_ts", "entry_price", "exit_ts", "exit_price", "stop",
                  "target"),
     Kind.REGION: ("label", "start_ts", "end_ts"),
     Kind.POINT: ("ts", "price"),
 }
-_NULLABLE = {"stop", "target", "price", "notes", "tags"}
+_NULLABLE = {"stop", "target", "price", "notes", "tags", *_BLIND_FIELDS}
 
 CSV_FIELDS = (
     "id", "market", "symbol", "timeframe", "direction", "entry_ts", "entry_price", "exit_ts",
     "exit_price", "stop", "target", "notes", "tags", "source", "created_at", "updated_at",
+    "blind", "entry_decided_at", "exit_decided_at", "unblinded_at",
 )
+_CSV_DECIDED = ("entry_decided_at", "exit_decided_at")  # a trade's ``decided_at``
 CSV_REQUIRED = ("direction", "entry_ts", "entry_price", "exit_ts", "exit_price")
 # Ids of CSV trades without one: uuid5 of their content in this namespace.
 CSV_ID_NAMESPACE = uuid.UUID("6f0d8a52-2d1e-4c59-9a55-7c2b8f1e0a31")
@@ -129,13 +133,14 @@ class ExportResult:
 # -- JSON ----------------------------------------------------------------------------------
 
 def to_json_record(ann: Annotation) -> dict:
-    """The version-2 JSON object of one annotation (all keys, null where not applicable)."""
+    """The version-3 JSON object of one annotation (all keys, null where not applicable)."""
     record = dict.fromkeys(JSON_FIELDS)
     record["kind"] = ann.kind.value
     for name in _COMMON_FIELDS + _KIND_FIELDS[ann.kind]:
         value = getattr(ann, name)
         record[name] = value.value if hasattr(value, "value") else value
     record["tags"] = list(ann.tags)
+    record["decided_at"] = list(ann.decided_at)
     return record
 
 
@@ -168,11 +173,13 @@ def from_json_record(record, version: int = JSON_VERSION) -> Annotation:
     values = {key: record.get(key) for key in own}
     values["notes"] = values["notes"] if values["notes"] is not None else ""
     values["tags"] = values["tags"] if values["tags"] is not None else ()
+    values["blind"] = values["blind"] if values["blind"] is not None else False
+    values["decided_at"] = values["decided_at"] if values["decided_at"] is not None else ()
     return cls(**values)
 
 
 def write_json(annotations: Iterable[Annotation], path) -> int:
-    """Write a version-2 JSON file, one annotation per line; returns how many."""
+    """Write a version-3 JSON file, one annotation per line; returns how many."""
     lines = [json.dumps(to_json_record(ann), ensure_ascii=False, allow_nan=False)
              for ann in annotations]
     body = ",\n".join(lines) + ("\n" if lines else "")
@@ -287,8 +294,12 @@ def write_csv(trades: Iterable[Trade], path) -> int:
     for trade in trades:
         if not isinstance(trade, Trade):
             raise AnnotationError(f"a CSV file holds trades only, not a {trade.kind.value}")
-        row = {name: getattr(trade, name) for name in CSV_FIELDS if name != "tags"}
+        row = {name: getattr(trade, name) for name in CSV_FIELDS
+               if name not in ("tags", "blind", *_CSV_DECIDED)}
         row["tags"] = ";".join(trade.tags)
+        row["blind"] = "true" if trade.blind else ""
+        decided = trade.decided_at or (None, None)
+        row.update(zip(_CSV_DECIDED, decided))
         writer.writerow([_csv_cell(row[name]) for name in CSV_FIELDS])
         count += 1
     atomic_write_text(Path(path), buffer.getvalue())
@@ -314,6 +325,21 @@ def _csv_float(text: str, name: str) -> float:
         return float(text)
     except ValueError:
         raise AnnotationValidationError(name, f"must be a number, got {text!r}") from None
+
+
+def _csv_blind(cells: dict[str, str]) -> dict[str, Any]:
+    """The blind fields of a CSV row (empty cells, or no such columns: hindsight)."""
+    flag = cells["blind"].lower()
+    if flag not in ("", "true", "false", "1", "0"):
+        raise AnnotationValidationError("blind", f"must be true or false, got {cells['blind']!r}")
+    decided = tuple(_csv_int(cells[name], name) for name in _CSV_DECIDED if cells[name])
+    if len(decided) == 1:
+        raise AnnotationValidationError(
+            "exit_decided_at" if cells["entry_decided_at"] else "entry_decided_at",
+            "a blind trade has both decision times")
+    unblinded = cells["unblinded_at"]
+    return {"blind": flag in ("true", "1"), "decided_at": decided,
+            "unblinded_at": _csv_int(unblinded, "unblinded_at") if unblinded else None}
 
 
 def _csv_trade(row: dict, *, market: MarketKind | None, symbol: str | None,
@@ -358,6 +384,7 @@ def _csv_trade(row: dict, *, market: MarketKind | None, symbol: str | None,
         created = default_time if updated is None else min(default_time, updated)
     values["created_at"] = created
     values["updated_at"] = updated
+    values.update(_csv_blind(cells))
     if cells["id"]:
         return Trade(**values, id=cells["id"])
     trade = Trade(**values)

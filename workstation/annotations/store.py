@@ -175,16 +175,30 @@ _MARKET_V2 = (
     "CREATE INDEX annotations_by_market ON annotations (market, symbol, timeframe, start_ts)",
 )
 
+# Version 3: blind marks (made in blind replay) and the replay clock of their first and last
+# decision; a blind mark whose decision changed keeps them and says when (unblinded_at).
+# Older marks were made in full view: hindsight.
+_BLIND_V3 = (
+    "ALTER TABLE annotations ADD COLUMN blind INTEGER NOT NULL DEFAULT 0 "
+    "CHECK (blind IN (0, 1))",
+    f"ALTER TABLE annotations ADD COLUMN decided_first INTEGER CHECK (decided_first {_TIME_OK})",
+    f"ALTER TABLE annotations ADD COLUMN decided_last INTEGER "
+    f"CHECK (decided_last {_TIME_OK} AND decided_last >= decided_first)",
+    f"ALTER TABLE annotations ADD COLUMN unblinded_at INTEGER "
+    f"CHECK (unblinded_at IS NULL OR (unblinded_at {_TIME_OK} AND blind = 0 "
+    f"AND decided_first IS NOT NULL))",
+)
+
 # MIGRATIONS[n] takes a file from schema version n to n + 1; never edit a released entry,
 # append a new one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1, _MARKET_V2)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1, _MARKET_V2, _BLIND_V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 _OWN_TABLES = {"annotations", "annotation_tags"}
 
 _COLUMNS = (
     "id", "kind", "market", "symbol", "timeframe", "source", "start_ts", "end_ts", "direction",
     "entry_price", "exit_price", "stop", "target", "price", "label", "notes", "created_at",
-    "updated_at",
+    "updated_at", "blind", "decided_first", "decided_last", "unblinded_at",
 )
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM annotations"
 _INSERT = (
@@ -209,7 +223,10 @@ def _moved(previous: Annotation, ann: Annotation) -> bool:
 def _row(ann: Annotation) -> tuple:
     common = (ann.id, ann.kind.value, ann.market.value, ann.symbol, ann.timeframe,
               ann.source.value)
-    tail = (ann.notes, ann.created_at, ann.updated_at)
+    decided = ann.decided_at
+    tail = (ann.notes, ann.created_at, ann.updated_at, int(ann.blind),
+            decided[0] if decided else None, decided[-1] if decided else None,
+            ann.unblinded_at)
     if isinstance(ann, Trade):
         return common + (ann.entry_ts, ann.exit_ts, ann.direction.value, ann.entry_price,
                          ann.exit_price, ann.stop, ann.target, None, None) + tail
@@ -223,10 +240,13 @@ def _row(ann: Annotation) -> tuple:
 
 def _annotation(row: tuple, tags: tuple[str, ...]) -> Annotation:
     (id_, kind, market, symbol, timeframe, source, start, end, direction, entry_price,
-     exit_price, stop, target, price, label, notes, created, updated) = row
+     exit_price, stop, target, price, label, notes, created, updated, blind, first, last,
+     unblinded) = row
+    decided = () if first is None else (first,) if kind == "point" else (first, last)
     common = {"symbol": symbol, "timeframe": timeframe, "market": _MARKETS[market],
               "notes": notes, "tags": tags,
-              "source": _SOURCES[source], "id": id_, "created_at": created, "updated_at": updated}
+              "source": _SOURCES[source], "id": id_, "created_at": created, "updated_at": updated,
+              "blind": bool(blind), "decided_at": decided, "unblinded_at": unblinded}
     if kind == "trade":
         return unchecked(Trade, {**common, "direction": _DIRECTIONS[direction], "entry_ts": start,
                                  "entry_price": entry_price, "exit_ts": end,

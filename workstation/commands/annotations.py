@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..annotations.io import FORMATS, export_annotations, import_annotations
 from ..annotations.model import Region, Trade
+from ..annotations.origin_filter import MARKS, label_origins, marks_used
 from ..annotations.store import AnnotationStore
 from ..annotations.totals import Totals
 from ..annotations.without_candles import no_candles_note
@@ -39,6 +40,8 @@ def register(sub) -> None:
     add_series_flags(targets)
     targets.add_argument("--run", metavar="RUN",
                          help="with that run's target settings (default: today's defaults)")
+    targets.add_argument("--marks", choices=MARKS, default="all",
+                         help="the trader's marks used: all (default) or the blind ones")
     targets.add_argument("--out", required=True, help="FILE.csv")
     targets.set_defaults(func=run_targets)
 
@@ -91,27 +94,31 @@ def run_import(args) -> int:
 
 def run_targets(args) -> int:
     from ..ml.checkpoints import CheckpointStore
-    from ..ml.job import label_series
+    from ..ml.job import label_series, market_annotations
     from ..ml.targets import CLASSES, MASKED, TargetSpec
 
     spec = CheckpointStore().settings(args.run)[2] if args.run else TargetSpec()
     candles, key = flagged_series(args)
     n = candles.n_closed
     candles = candles.slice(0, n)
-    labelled = label_series(candles, key, spec, annotations_db=app_paths().annotations_db)
+    db = app_paths().annotations_db
+    labelled = label_series(candles, key, spec, annotations_db=db, marks=args.marks)
     t = labelled.targets
+    origins = label_origins(marks_used(market_annotations(db, key.market), args.marks),
+                            candles.ts, candles.timeframe, review_margin=spec.review_margin)
 
     def name(head: str, code: int) -> str:
         return "" if code == MASKED else CLASSES[head][code]
 
-    columns = ("ts", "time_utc", "position", "regime", "reviewed", "candle", "trend")
+    columns = ("ts", "time_utc", "position", "regime", "reviewed", "candle", "trend", "origin")
     rows = [",".join(columns)]
     for i in range(n):
         rows.append(",".join((str(int(candles.ts[i])), _when(int(candles.ts[i])),
                               name("position", int(t.position[i])),
                               name("regime", int(t.regime[i])),
                               "1" if labelled.reviewed[i] else "0",
-                              name("candle", int(t.candle[i])), name("trend", int(t.trend[i])))))
+                              name("candle", int(t.candle[i])), name("trend", int(t.trend[i])),
+                              origins[i])))
     atomic_write_bytes(Path(args.out), ("\n".join(rows) + "\n").encode("utf-8"))
     print(f"wrote {n} candles of {key.provenance} to {args.out}: {labelled.annotations} "
           f"annotations of {labelled.market}, {int(labelled.reviewed.sum())} candles reviewed, "

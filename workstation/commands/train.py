@@ -17,6 +17,7 @@ import json
 import sys
 import threading
 
+from ..annotations.origin_filter import MARKS
 from ..display import number, percent
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
@@ -88,6 +89,9 @@ def register(sub) -> None:
                         "--epochs may raise the total)")
     p.add_argument("--no-annotations", action="store_true",
                    help="ignore the trader's annotations (the action head stays masked)")
+    p.add_argument("--marks", choices=MARKS, default=None,
+                   help="which of the trader's marks to learn: all (default), or only the "
+                        "blind ones made in blind replay")
     p.add_argument("--no-save", action="store_true", help="save no checkpoints")
     p.add_argument("--json", action="store_true", help="print each event as JSON on stdout")
     p.add_argument("--show-spans", action="store_true",
@@ -168,7 +172,7 @@ _SETTING_FLAGS = ("preset", "epochs", "batch_size", "seq_len", "lr", "stride", "
                   "log_every", "train_until", "dropout", "flat_band", "flat_k", "flat_bps",
                   "trend_horizon", "trend_flat_bps", "review_margin", "seed", "threads",
                   "resume", "max_candles", "compile", "higher_timeframes", "reference",
-                  "trend_windows", "linear_lags")
+                  "trend_windows", "linear_lags", "marks")
 _SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations")
 
 
@@ -192,7 +196,8 @@ def _request(args) -> TrainingRequest:
                           "class_weights": args.class_weights or None,
                           "review_margin": args.review_margin},
         feature_overrides=context_overrides(args),
-        device=args.device, resume_run=args.resume, use_annotations=not args.no_annotations)
+        device=args.device, resume_run=args.resume, use_annotations=not args.no_annotations,
+        marks=args.marks or "all")
 
 
 def run(args) -> int:

@@ -1,11 +1,8 @@
-"""Replay of a stored series as a live feed: each candle forms in a few ticks, then closes."""
+"""How a stored candle looked while it formed: the ticks the demo market streams."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-
-from .candles import Candles, CandleUpdate
+from .candles import CandleUpdate
 
 
 def forming_ticks(candle: CandleUpdate, ticks: int) -> list[CandleUpdate]:
@@ -20,16 +17,3 @@ def forming_ticks(candle: CandleUpdate, ticks: int) -> list[CandleUpdate]:
         out.append(CandleUpdate(candle.ts, candle.open, high, low, close, candle.volume * f, False))
     out.append(candle._replace(closed=True))
     return out
-
-
-async def replay(candles: Candles, *, speed: float = 60.0, ticks_per_candle: int = 4,
-                 start: int = 0, stop: asyncio.Event | None = None) -> AsyncIterator[CandleUpdate]:
-    """Yield the candles from index ``start`` as a live feed would. ``speed`` is market time per
-    real time (60: a 1m candle a second); 0 replays as fast as the consumer takes them."""
-    pause = candles.timeframe.seconds / speed / ticks_per_candle if speed > 0 else 0.0
-    for i in range(start, len(candles)):
-        for update in forming_ticks(candles.row(i)._replace(closed=True), ticks_per_candle):
-            await asyncio.sleep(pause)
-            if stop is not None and stop.is_set():
-                return
-            yield update

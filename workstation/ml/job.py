@@ -58,6 +58,7 @@ class TrainingRequest:
     device: str = "auto"
     resume_run: str | None = None
     use_annotations: bool = True
+    marks: str = "all"  # which of the trader's marks: all, or blind ones only
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,9 @@ def _given(values: dict) -> dict:
 
 def plan(request: TrainingRequest, store: CheckpointStore | None) -> TrainingPlan:
     """Check ``request`` and settle its settings (no torch); see the module docstring."""
+    from ..annotations.origin_filter import check_marks
+
+    check_marks(request.marks)
     device = check_device_spec(request.device)
     train_overrides = _given(request.train_overrides)
     if request.resume_run is not None:
@@ -124,7 +128,8 @@ def plan_of(manifest: dict, device: str | None = None) -> TrainingPlan:
         raise ManifestError(f"the run manifest's settings cannot be used: {exc}") from None
     device = check_device_spec(device or manifest.get("device") or "auto")
     request = TrainingRequest(device=device,
-                              use_annotations=bool(manifest.get("use_annotations", True)))
+                              use_annotations=bool(manifest.get("use_annotations", True)),
+                              marks=str((manifest.get("labels") or {}).get("marks", "all")))
     return TrainingPlan(request, model, train, features, targets, device)
 
 
@@ -164,11 +169,16 @@ class LabelledSeries:
 
 
 def label_series(candles: Candles, series: SeriesKey, spec: TargetSpec, *,
-                 annotations_db: Path | None, use_annotations: bool = True) -> LabelledSeries:
+                 annotations_db: Path | None, use_annotations: bool = True,
+                 marks: str = "all") -> LabelledSeries:
     """The targets of ``candles`` (closed candles of ``series``): the market's from the candles,
-    the trader's from the annotations of exactly the series' market (no torch)."""
+    the trader's from the annotations of exactly the series' market, all of them or the blind
+    ones (``marks``; no torch)."""
+    from ..annotations.origin_filter import marks_used
+
     market = series.market
-    annotations = market_annotations(annotations_db, market) if use_annotations else []
+    annotations = marks_used(market_annotations(annotations_db, market), marks) \
+        if use_annotations else []
     trader = trader_labels(annotations, candles, spec)
     reviewed = trader.reviewed if trader is not None else np.zeros(len(candles), dtype=bool)
     labels = (labels_sha256(trader.position, trader.regime, trader.reviewed)
@@ -237,7 +247,8 @@ def training_data(training: TrainingPlan, candles: Candles, series: SeriesKey, *
     check_reference(training.feature_spec, reference)
     labelled = label_series(candles, series, training.target_spec,
                             annotations_db=annotations_db,
-                            use_annotations=training.request.use_annotations)
+                            use_annotations=training.request.use_annotations,
+                            marks=training.request.marks)
     data = TrainingData(make_features(candles, training.feature_spec,
                                       reference.candles if reference else None),
                         labelled.targets,
@@ -281,7 +292,7 @@ def build(training: TrainingPlan, candles: Candles, series: SeriesKey, *,
         training=training.train_config.to_dict(), features=training.feature_spec.to_dict(),
         targets=training.target_spec.to_dict(), use_annotations=request.use_annotations,
         device=training.device, series=series, candles=candles,
-        labels=labelled.labels_sha256, annotations=labelled.annotations,
+        labels=labelled.labels_sha256, annotations=labelled.annotations, marks=request.marks,
         reference=(reference.key, reference_span(reference.candles, candles,
                                                  training.feature_spec))
         if reference is not None else None)
@@ -315,7 +326,7 @@ def preview_spans(request: TrainingRequest, candles: Candles, series: SeriesKey,
         training = plan(replace(request, resume_run=None), None)
         labelled = label_series(candles, series, training.target_spec,
                                 annotations_db=annotations_db,
-                                use_annotations=request.use_annotations)
+                                use_annotations=request.use_annotations, marks=request.marks)
         spans = run_spans(labelled.targets, ts, training.model_config.seq_len,
                           training.target_spec.horizon, training.train_config.val_fraction,
                           training.train_config.train_until)

@@ -59,7 +59,8 @@ def labels_sha256(position: np.ndarray, regime: np.ndarray, reviewed: np.ndarray
 def make_manifest(*, run_id: str | None, model: dict, training: dict, features: dict,
                   targets: dict, use_annotations: bool, device: str, series: SeriesKey,
                   candles: Candles, labels: str | None, annotations: int,
-                  world_size: int = 1, reference: tuple[SeriesKey, Candles] | None = None
+                  marks: str = "all", world_size: int = 1,
+                  reference: tuple[SeriesKey, Candles] | None = None
                   ) -> dict:
     """The manifest of a run on ``candles`` of ``series`` (settings as their ``to_dict``);
     ``reference``: the reference asset's series and the span of its candles the run used."""
@@ -75,7 +76,7 @@ def make_manifest(*, run_id: str | None, model: dict, training: dict, features: 
         "data": _data_section(series, candles),
         "reference": _data_section(*reference) if reference is not None else None,
         "labels": {"market": str(series.market), "annotations": annotations,
-                   "sha256": labels},
+                   "sha256": labels, "marks": marks},
     }
 
 

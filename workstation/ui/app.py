@@ -49,7 +49,13 @@ async def run_window(args, *, on_shown=None) -> int:
     close_requested = asyncio.Event()
     window.close_requested.connect(close_requested.set)
     window.show()
-    await window.open_source(*window.initial_source(args), speed=args.speed)
+    replay_from = getattr(args, "replay_from", None)
+    source = window.initial_source(args)
+    if replay_from and replay_from.strip().lower() == "resume":
+        source = window.replay.resumed_source() or source
+    await window.open_source(*source, speed=args.speed)
+    if replay_from:
+        await window.replay.from_command_line(replay_from, args.replay_span, args.replay_speed)
     status = 0
     if on_shown is not None:
         status = await on_shown(window)

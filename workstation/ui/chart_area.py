@@ -392,6 +392,12 @@ class ChartArea(QWidget):
             elif changed is not None:
                 chart.candles_changed(changed)
 
+    def follow_all(self) -> None:
+        """Every chart shows chart 1's symbol again (a blind replay drives them all)."""
+        if self.kept:
+            self.kept.clear()
+            self._rebuild()
+
     def series_key(self, index: int) -> SeriesKey | None:
         """The live series chart ``index`` shows: None when there is none, or when it keeps
         another symbol's candles without a feed of its own."""

@@ -37,6 +37,7 @@ VIEW = "View"
 BACKTEST = "Backtest"
 DATA = "Data"
 FILE = "File"
+REPLAY = "Blind replay"
 HELP = "Help"
 
 TRAINING_TABS = ("Curves", "Live", "Confusion", "Evaluation", "Report", "Runs")  # its tabs
@@ -222,6 +223,29 @@ KEYMAP: tuple[Command, ...] = (
     Command("backtest.in_sample", "Allow a run's training span (IN-SAMPLE)", (), BACKTEST,
             "Backtest a run on the candles it was trained on too; every result reads "
             "IN-SAMPLE"),
+    # -- blind replay (``replay_mode.ReplayMode``): the future hidden behind one clock ---------
+    Command("replay.start_random", "Blind replay from a random candle", ("Ctrl+R",), REPLAY,
+            "Hide every candle after a random one of the replay span and replay from there, "
+            "so you cannot remember the chart; marks made now are blind"),
+    Command("replay.start_cursor", "Blind replay from the cursor", ("Ctrl+Shift+R",), REPLAY,
+            "Hide every candle after the cursor's and replay from there; marks made now are "
+            "blind"),
+    Command("replay.play", "Play / pause the replay", ("Space",), REPLAY,
+            "Play the replay at its speed, or pause it"),
+    Command("replay.step", "One candle forward", (".",), REPLAY,
+            "Show the next candle of the replay"),
+    Command("replay.step_many", "N candles forward…", ("Ctrl+.",), REPLAY,
+            "Ask how many candles to show next (remembered), then show them"),
+    Command("replay.faster", "Replay faster", ("Ctrl+Up",), REPLAY,
+            "The next faster speed: 1x to 1000x real time, or 1 to 50 candles a second"),
+    Command("replay.slower", "Replay slower", ("Ctrl+Down",), REPLAY,
+            "The next slower speed"),
+    Command("replay.span", "Replay span…", (), REPLAY,
+            "The span (FROM..TO) random replay starts are drawn from; empty: everything"),
+    Command("replay.resume", "Resume the last replay", (), REPLAY,
+            "Go on with the last unfinished replay of this series where its clock stopped"),
+    Command("replay.end", "End the replay", ("Ctrl+Shift+E",), REPLAY,
+            "Stop replaying (the session is kept) and show the whole series again"),
     # -- the data bar (``data_bar.DataBar``): Enter opens, Esc goes back to the chart -------
     Command("data.source", "Choose the source", ("Ctrl+L",), DATA,
             "Type a source (demo, an exchange, cache, csv:FILE); Enter opens it, Esc goes "
@@ -236,8 +260,6 @@ KEYMAP: tuple[Command, ...] = (
             "cache and shown"),
     Command("file.export_candles", "Export candles…", (), FILE,
             "Write the closed candles on screen to a CSV file"),
-    Command("file.replay_from_cursor", "Replay from cursor…", (), FILE,
-            "Replay the candles after the cursor as a live feed, at a chosen speed"),
     Command("file.quit", "Quit", ("Ctrl+Q",), FILE,
             "Stop what runs (training saves a checkpoint) and close the window"),
     Command("view.theme_dark", "Dark theme", (), VIEW, "Show the window in dark colours"),

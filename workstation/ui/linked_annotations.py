@@ -49,6 +49,11 @@ class LinkedAnnotations:
             else:
                 graphics.set_annotations(found[key.market])
 
+    def set_clock(self, clock: int | None) -> None:
+        """Follow the replay clock (None: no replay): each chart shows the marks it passed."""
+        for graphics in self.graphics.values():
+            graphics.set_clock(clock)
+
     def select(self, chart, ann) -> None:
         """Highlight ``ann`` (None: nothing) on ``chart``, and nothing on the others."""
         for other in self.area.charts:

@@ -1,7 +1,7 @@
 """``LiveData``: the series on screen and the feed that keeps it current.
 
 It owns one ``Candles`` object and one asyncio task (on the Qt loop through qasync) that
-applies feed updates to it: the demo market, a replay of a stored series, or a ccxt exchange
+applies feed updates to it: the demo market, a stored series, or a ccxt exchange
 (history from the cache, the missing recent part fetched, then live updates, with closed
 candles written back to the cache). Widgets listen to its signals and never run I/O
 themselves. A source that fails is reported as such; it is never replaced by another.
@@ -17,6 +17,9 @@ stores nothing. Any other switch that fails empties the chart (the series on scr
 one asked for, with no candles); a feed that stops with an error drops its forming candle,
 so what stays on screen is closed candles marked offline or failed, never an old candle
 still "forming".
+
+In blind replay (``ui.replay_mode``) the feed stops and the series is what the replay clock
+has passed (``show_replay``), one closed candle more at each step (``reveal``).
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from ..market.candles import Candles, CandleUpdate
 from ..market.csv_io import ImportCancelled
 from ..market.file_symbol import SymbolMismatch
 from ..market.file_timeframe import TimeframeMismatch, resampled_note
-from ..market.replay import replay
 from ..market.series import SeriesKey
 from ..market.sources import (
     FileOpened,
@@ -172,7 +174,7 @@ class LiveData(QObject):
     async def open(self, source: str, symbol: str | None, timeframe: str, *,
                    speed: float = 1.0, symbol_ok: bool = False) -> None:
         """Switch to a source on ``timeframe`` ("" for a file: its own). Demo and exchanges
-        go live; files and the cache are static until ``replay_from`` is asked for. Returns
+        go live; files and the cache are static (a blind replay plays them). Returns
         once a file or the cache is on screen (or failed, or refused: see the module
         docstring); a feed goes on in its task. An open overtaken by a newer one gives up."""
         self._generation += 1
@@ -296,15 +298,26 @@ class LiveData(QObject):
         self._reset(candles, key)
         self._set_state("static", key.provenance)
 
-    def replay_from(self, index: int, speed: float) -> None:
-        """Show the series up to ``index`` and play the rest as a live feed at ``speed``."""
-        rest, key = self.candles, self.key
-        assert key is not None  # the candles came with their key (the menu asks for 3 or more)
-        index = max(1, min(int(index), len(rest) - 1))
+    def show_replay(self, candles: Candles, detail: str) -> None:
+        """Blind replay: the feed stops and the series shown is ``candles`` (those the replay
+        clock has passed; the series' key stays)."""
+        assert self.key is not None  # a replay starts on a series on screen
         self._cancel()
         self._replaying = True  # before the reset: its listeners see a replay
-        self._reset(rest.slice(0, index), key)
-        self._start(self._run_replay(rest, index, speed))
+        self._reset(candles, self.key)
+        self._set_state("replay", detail)
+
+    def end_replay(self, candles: Candles) -> None:
+        """The blind replay ended: the whole series (``candles``) is shown again."""
+        assert self.key is not None
+        self._replaying = False
+        self._reset(candles, self.key)
+        self._set_state("static", self.key.provenance)
+
+    def reveal(self, candles: Candles) -> None:
+        """The replay clock passed ``candles`` (closed, after the last one shown)."""
+        for i in range(len(candles)):
+            self._apply(candles.row(i))
 
     def _start(self, coro) -> None:
         self._stop = asyncio.Event()
@@ -349,14 +362,6 @@ class LiveData(QObject):
         async for update in market.stream(now, speed=speed, ticks_per_candle=ticks,
                                           stop=self._stop):
             self._apply(update)
-
-    async def _run_replay(self, source: Candles, index: int, speed: float) -> None:
-        assert self.key is not None  # replay_from set it
-        self._set_state("replay", f"{self.key.provenance} from candle {index} at {speed:g}x")
-        async for update in replay(source, speed=speed, start=index, stop=self._stop):
-            self._apply(update)
-        assert self.key is not None
-        self._set_state("static", f"replay finished: {self.key.provenance}")
 
     async def _run_exchange(self, key: SeriesKey) -> None:
         from ..market.ccxt_feed import CcxtFeed, remember_tick

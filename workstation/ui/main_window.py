@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QFileDialog,
-    QInputDialog,
     QMainWindow,
     QMessageBox,
     QTabWidget,
@@ -115,6 +114,9 @@ class MainWindow(QMainWindow):
         self.backtest = BacktestTab(self, self.centre_tabs, BacktestView(
             paths, self.live, self.chart, show_chart=self.chart.take_focus))
 
+        from .replay_mode import ReplayMode
+
+        self.replay = ReplayMode(self)
         self.training.device_text_changed.connect(self.status.show_device)
         self.training.state_changed.connect(self._training_state)
         self.live.candles_changed.connect(self._candles_changed)
@@ -318,19 +320,13 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 10_000)
         return written
 
-    def replay_from_cursor(self) -> None:
-        speed, ok = QInputDialog.getDouble(self, "Replay from cursor",
-                                           "Speed (market time per real time):", 60.0, 0.0, 1e6, 1)
-        if ok and len(self.live.candles) > 2:
-            self.live.replay_from(self.chart.cursor_index, speed)
-
     # -- menus -----------------------------------------------------------------------------
     def _build_menus(self) -> None:
         from .help import CheatSheet, CommandPalette, show_about
 
         window_actions = create_command_actions(self, {
             "file.import_candles": self.import_csv, "file.export_candles": self.export_candles,
-            "file.replay_from_cursor": self.replay_from_cursor, "file.quit": self.close,
+            "file.quit": self.close,
             **{f"view.theme_{name}": partial(self.set_theme, name) for name in THEMES},
             "help.about": partial(show_about, self)}, Qt.ShortcutContext.WindowShortcut)
         for command_id, icon_name in (("file.import_candles", "import"),
@@ -339,8 +335,7 @@ class MainWindow(QMainWindow):
             window_actions[command_id].setIcon(icon(icon_name))
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        for command_id in ("file.import_candles", "file.export_candles",
-                           "file.replay_from_cursor"):
+        for command_id in ("file.import_candles", "file.export_candles"):
             file_menu.addAction(window_actions[command_id])
         file_menu.addSeparator()
         for action in self.annotations.file_actions():
@@ -372,6 +367,10 @@ class MainWindow(QMainWindow):
             view.addAction(action)
         view.addAction(self.data_bar.toggleViewAction())
 
+        replay = bar.addMenu("&Replay")
+        for action in self._replay_actions():
+            replay.addAction(action)
+
         annotate = bar.addMenu("&Annotate")
         for action in self.annotations.command_actions.values():
             annotate.addAction(action)
@@ -399,6 +398,21 @@ class MainWindow(QMainWindow):
         self.training_workspace.share(
             shared, lambda: self.chart_area.focus_chart(self.chart_area.active))
         help_menu.addAction(window_actions["help.about"])
+
+    def _replay_actions(self) -> list:
+        """The Replay menu: starting and ending anywhere in the window, playing on the charts."""
+        r = self.replay
+        window = create_command_actions(self, {
+            "replay.start_random": r.start_random, "replay.start_cursor": r.start_at_cursor,
+            "replay.span": r.ask_span, "replay.resume": lambda: r.resume(),
+            "replay.end": r.end}, Qt.ShortcutContext.WindowShortcut)
+        on_charts = create_command_actions(self.chart, {
+            "replay.play": r.toggle_play, "replay.step": lambda: r.step(1),
+            "replay.step_many": r.step_many, "replay.faster": r.faster,
+            "replay.slower": r.slower})
+        for chart in self.chart_area.charts[1:]:
+            chart.addActions(list(on_charts.values()))
+        return [*list(window.values())[:2], *on_charts.values(), *list(window.values())[2:]]
 
     def set_theme(self, name: str) -> None:
         applied = apply_theme(cast(QApplication, QApplication.instance()), name)
@@ -437,6 +451,7 @@ class MainWindow(QMainWindow):
         if self._shut_down:
             return
         self._save()
+        self.replay.shutdown()
         await self.live.stop()
         if not self.training.shutdown(timeout_s=60.0):
             QMessageBox.warning(self, "Workstation", "Training did not stop within 60 s.")

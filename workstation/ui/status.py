@@ -42,6 +42,7 @@ class StatusPanel:
 
     def __init__(self, bar: QStatusBar, live: LiveData):
         self.live = live
+        self.replay_text: str | None = None
         self.provenance = ElidedLabel("no data", "Where the candles on screen come from")
         self.connection = QLabel("closed")
         self.connection.setToolTip("Feed state")
@@ -68,11 +69,23 @@ class StatusPanel:
         self.timer.timeout.connect(self.refresh)
         self.timer.start()
 
+    def show_replay(self, text: str | None) -> None:
+        """A blind replay's ``REPLAY <clock> · <speed> · blind`` where the feed state shows
+        (None: the replay ended)."""
+        self.replay_text = text
+        if text:
+            self.connection.setText(text)
+            self.connection.setStyleSheet(f"color: {_STATE_COLORS['replay']}; font-weight: bold")
+            self.connection.setToolTip("Blind replay: nothing after the replay clock is shown")
+        else:
+            self.show_state(self.live.state, self.live.detail)
+
     def show_state(self, state: str, detail: str) -> None:
-        color = _STATE_COLORS.get(state, "#b2b5be")
-        self.connection.setText(state)
-        self.connection.setStyleSheet(f"color: {color}; font-weight: bold")
-        self.connection.setToolTip(detail or state)
+        if not self.replay_text:  # a replay's own text stays until it ends
+            color = _STATE_COLORS.get(state, "#b2b5be")
+            self.connection.setText(state)
+            self.connection.setStyleSheet(f"color: {color}; font-weight: bold")
+            self.connection.setToolTip(detail or state)
         key = self.live.key
         self.provenance.setText(key.provenance if key else detail)
         self.refresh()

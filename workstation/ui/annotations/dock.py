@@ -54,6 +54,7 @@ from PySide6.QtWidgets import (
 
 from ...annotations import io as annotation_io
 from ...annotations.editing import AnnotationTools, ToolRefused, step_annotation
+from ...annotations.horizon import Horizon, seen_by
 from ...annotations.model import Annotation, AnnotationError, Direction, RegionLabel, Trade
 from ...annotations.overlap import overlapping_pairs
 from ...annotations.store import AnnotationStore
@@ -226,7 +227,8 @@ class AnnotationLayer(QObject):
         self.dock = AnnotationDock(self.model, parent)
         self.base_series: tuple[MarketKey, str] | None = None  # chart 1's market, timeframe
         self.series: tuple[MarketKey, str] | None = None  # the target's market and timeframe
-        self.annotations: dict[str, Annotation] = {}  # the target series'
+        self.annotations: dict[str, Annotation] = {}  # the target series' (the clock passed)
+        self.horizon = Horizon()  # the replay clock's: the list holds back what it hides
         self.selected: Annotation | None = None
         self.last_message = ""
         self.closed = False
@@ -382,8 +384,9 @@ class AnnotationLayer(QObject):
                 preview.clear()
             self.base_series = base
         self.series = _series_of(self.target_key)
-        found = self.store.list(market=self.series[0], timeframe=self.series[1]) \
-            if self.series else []
+        found = self.horizon.split(self.store.list(market=self.series[0],
+                                                   timeframe=self.series[1])
+                                   if self.series else [])
         self.annotations = {a.id: a for a in found}
         if self.selected is not None and self.selected.id not in self.annotations:
             self.selected = None
@@ -427,7 +430,10 @@ class AnnotationLayer(QObject):
             else:
                 self.graphics.put(ann)
         for ann in mine:
-            if change.action == "deleted":
+            deleted = change.action == "deleted"
+            if deleted:
+                self.horizon.forget(ann.id)
+            if deleted or not self.horizon.admit(ann):
                 self.annotations.pop(ann.id, None)
                 self.model.remove(ann.id)
                 if self.selected is not None and self.selected.id == ann.id:
@@ -437,6 +443,14 @@ class AnnotationLayer(QObject):
                 self.model.put(ann)
                 if self.selected is not None and self.selected.id == ann.id:
                     self.selected = ann
+
+    def set_clock(self, clock: int | None) -> None:
+        """Follow the replay clock (None: no replay): marks are made blind at it, and the
+        list and chart 1 show the marks it has passed."""
+        for ann in self.horizon.set_clock(clock):
+            self.annotations[ann.id] = ann
+            self.model.put(ann)
+        self.graphics.set_clock(clock)
 
     def close(self) -> None:
         """Stop listening and close the store (at shutdown); closing again does nothing."""
@@ -504,7 +518,7 @@ class AnnotationLayer(QObject):
             return
         try:
             entry = self.tools.open(direction, self.target.candles, self.target.cursor_index,
-                                    self._trades())
+                                    self._trades(), self.horizon.clock)
         except ToolRefused as exc:
             self._say(str(exc))
             return
@@ -518,7 +532,7 @@ class AnnotationLayer(QObject):
         assert self.series is not None  # _ready checked
         try:
             trade = self.tools.close(self.target.candles, self.target.cursor_index,
-                                     *self.series, self._trades())
+                                     *self.series, self._trades(), self.horizon.clock)
         except ToolRefused as exc:
             self._say(str(exc))
             return
@@ -536,7 +550,12 @@ class AnnotationLayer(QObject):
     def set_mark(self) -> None:
         if not self._ready():
             return
-        self.tools.set_mark(self.target.candles, self.target.cursor_index)
+        try:
+            self.tools.set_mark(self.target.candles, self.target.cursor_index,
+                                self.horizon.clock)
+        except ToolRefused as exc:
+            self._say(str(exc))
+            return
         self._show_preview()
         self._say("Mark set: move the cursor to the range's other end and press "
                   "1 (uptrend), 2 (downtrend), 3 (range) or 4 (reviewed)")
@@ -547,7 +566,7 @@ class AnnotationLayer(QObject):
         assert self.series is not None  # _ready checked
         try:
             region = self.tools.label(label, self.target.candles, self.target.cursor_index,
-                                      *self.series)
+                                      *self.series, self.horizon.clock)
         except ToolRefused as exc:
             self._say(str(exc))
             return
@@ -563,7 +582,8 @@ class AnnotationLayer(QObject):
             return
         assert self.series is not None  # _ready checked
         try:
-            result = self.tools.click(self.target.candles, index, *self.series, self._trades())
+            result = self.tools.click(self.target.candles, index, *self.series, self._trades(),
+                                      self.horizon.clock)
         except ToolRefused as exc:
             self._say(str(exc))
             return
@@ -603,7 +623,8 @@ class AnnotationLayer(QObject):
             t1 = t0 + c.timeframe.ms
             others = sorted({a.timeframe for a in self.store.list(market=self.market)
                              if a.span[0] < t1 and a.span[1] >= t0
-                             and a.timeframe != self.series[1]})
+                             and a.timeframe != self.series[1]
+                             and seen_by(a, self.horizon.clock)})
         here = (f"No {self.series[1]} annotation" if self.series else "No annotation") \
             + " on the cursor candle" + (f" {what}" if what else "")
         if others:

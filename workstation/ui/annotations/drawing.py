@@ -48,6 +48,7 @@ from pyqtgraph.Qt import QtCore, QtGui, QtWidgets
 from pyqtgraph.Qt.internals import PrimitiveArray
 
 from ...annotations.editing import AnnotationTools
+from ...annotations.horizon import Horizon
 from ...annotations.model import Annotation, Direction, Point, Region, RegionLabel, Trade
 from ...annotations.targets import DEFAULT_REVIEW_MARGIN
 from ...market.candles import Candles
@@ -365,6 +366,7 @@ class AnnotationGraphics:
         self.points = _Columns(ts=np.int64, price=np.float64, text=object)
         self.selected: Annotation | None = None
         self.labels: LabelRuns | None = None
+        self.horizon = Horizon()  # a replay clock holds back the marks it has not passed
         self._text = TextCache(axis_font())
         self._style_now: _Style | None = None
         self._rects = RectBatch()
@@ -394,7 +396,8 @@ class AnnotationGraphics:
             item.setVisible(visible)
 
     def set_annotations(self, annotations: list[Annotation]) -> None:
-        """Show exactly these annotations."""
+        """Show exactly these annotations (those a replay clock has passed)."""
+        annotations = self.horizon.split(annotations)
         for cls, (name, to_columns) in _COLUMNS.items():
             group = [a for a in annotations if type(a) is cls]
             getattr(self, name).set_all([a.id for a in group], to_columns(group))
@@ -403,7 +406,10 @@ class AnnotationGraphics:
         self.update()
 
     def put(self, ann: Annotation) -> None:
-        """Show a new or changed annotation."""
+        """Show a new or changed annotation (held back while a replay clock hides its end)."""
+        if not self.horizon.admit(ann):
+            self._drop(ann.id)
+            return
         name, to_columns = _COLUMNS[type(ann)]
         getattr(self, name).put(ann.id, [column[0] for column in to_columns([ann])])
         if self.selected is not None and self.selected.id == ann.id:
@@ -411,6 +417,17 @@ class AnnotationGraphics:
         self.update()
 
     def remove(self, ann_id: str) -> None:
+        self.horizon.forget(ann_id)
+        self._drop(ann_id)
+
+    def set_clock(self, clock: int | None) -> None:
+        """Follow the replay clock (None: no replay): the marks it passes appear; the
+        trainer's lanes (labels read from marks the clock may hide) show only without it."""
+        for ann in self.horizon.set_clock(clock):
+            self.put(ann)
+        self.marks.update()
+
+    def _drop(self, ann_id: str) -> None:
         for table in (self.trades, self.regions, self.points):
             if table.remove(ann_id):
                 break
@@ -538,7 +555,8 @@ class AnnotationGraphics:
             self._paint_trades(p, f, style, lanes)
         if len(self.points):
             self._paint_points(p, f, style, lanes)
-        if self.labels is not None and self.labels.fits(f.candles.ts):
+        if self.labels is not None and self.horizon.clock is None \
+                and self.labels.fits(f.candles.ts):
             self._paint_trainer_lanes(f, style, self.labels, lanes)
         lanes.draw(p)
         if len(self.regions):

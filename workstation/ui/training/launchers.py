@@ -78,6 +78,7 @@ class JobLaunchers:
         _on_completed: Callable[[str], object] | None
         _wanted_open: str | None
         _evaluating: bool
+        blind_replay: bool
 
         @property
         def state(self) -> str: ...
@@ -144,7 +145,12 @@ class JobLaunchers:
 
     def _live_command(self, train: bool) -> None:
         """Start live mode, switch to it from the other live mode, or say why not
-        (``TrainingSession.live_command``)."""
+        (``TrainingSession.live_command``). Not in blind replay: a saved model may have
+        been trained on the candles the replay hides."""
+        if self.blind_replay:
+            self._refuse("live inference is off during blind replay: a saved model may have "
+                         "learned the candles after the replay clock (end the replay first)")
+            return
         match self.session.live_command(bool(self.settings.devices), self.busy, train):
             case training_session.START:
                 self._start_live(train)

@@ -134,6 +134,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.setWindowTitle("Training")
         self.paths = paths
         self.live_data = live_data
+        self.blind_replay = False  # live inference is refused while a blind replay runs
         self.chart = chart
         self.session = TrainingSession()
         self.current_run_id: str | None = None

@@ -98,6 +98,14 @@ class TrainingSettings(QGroupBox):
         form.addRow("Reference asset", self.reference)
         form.addRow("Trend windows", self.trend_windows)
         form.addRow("Train until", self.train_until)
+        self.marks = QComboBox()
+        self.marks.setObjectName("marksChoice")
+        self.marks.addItem("all marks", "all")
+        self.marks.addItem("blind marks only", "blind")
+        self.marks.setToolTip(
+            "Which of your marks the trader's heads learn: all, or only those made in blind "
+            "replay with the future hidden (Ctrl+R)")
+        form.addRow("Marks", self.marks)
         self.preset.currentTextChanged.connect(self._preset_chosen)
         self.device.currentIndexChanged.connect(self._device_chosen)
         self.devices: list[DeviceChoice] = []
@@ -211,4 +219,5 @@ class TrainingSettings(QGroupBox):
                     "trend_windows": parse_trend_windows(self.trend_windows.text())}
         return TrainingRequest(preset=self.preset.currentText(), model_overrides=model,
                                train_overrides=train, feature_overrides=features,
-                               device=self.device_spec(), resume_run=resume_run)
+                               device=self.device_spec(), resume_run=resume_run,
+                               marks=str(self.marks.currentData()))

@@ -1,0 +1,416 @@
+"""``ReplayMode``: blind replay in the window; one replay clock drives every chart.
+
+Starting a replay (at the cursor, at a time, or at a random candle of the replay span, so the
+trader cannot remember the chart) stops the feed and shows chart 1's series up to the clock
+(``market.replay_clock``); every other chart is resampled from it, so a higher timeframe's
+forming candle ends at the clock. Marks the clock has not passed are held back on every chart
+and in the list (``annotations.horizon``), the trainer's lanes are hidden, and the Training and
+Backtest views are covered (their runs read candles after the clock). Marks made now are
+blind (``annotations.editing``). The span the clock passes is written as one blind "reviewed"
+region, so its candles without a trade are the trader's "no trade" decisions. The session is
+kept (``annotations.replay_sessions``): its clock is saved at every pause, jump and end (and
+every few seconds of play), so it resumes after a restart where it stopped.
+
+The status bar says ``REPLAY <clock> · <speed> · blind`` while it runs. Ending the replay
+opens the source again as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import math
+import random
+import time
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QInputDialog, QLabel, QWidget
+
+from ..annotations.model import Region, RegionLabel
+from ..annotations.replay_sessions import ReplaySession, ReplaySessions
+from ..errors import WorkstationError
+from ..market.replay_clock import (
+    DEFAULT_SPEED,
+    ReplayClock,
+    Speed,
+    index_at,
+    parse_span,
+    random_start,
+    stepped_speed,
+)
+from ..timeparse import format_minute, parse_time_ms
+from .live_data import feeds_can_run
+
+log = logging.getLogger(__name__)
+TICK_MS = 16  # the play timer's period: candles due are shown at most this often
+SAVE_EVERY_S = 5.0  # while playing, the clock is saved this often
+COVER_TEXT = ("Hidden during blind replay: what is shown here was computed from candles "
+              "after the replay clock. End the replay (Ctrl+Shift+E) to see it.")
+
+
+class _Cover(QLabel):
+    """A panel over a widget whose content the replay hides (it follows the widget's size)."""
+
+    def __init__(self, widget: QWidget):
+        super().__init__(COVER_TEXT, widget)
+        self.setObjectName("blindCover")
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setWordWrap(True)
+        self.setAutoFillBackground(True)
+        widget.installEventFilter(self)
+        self.setGeometry(widget.rect())
+        self.raise_()
+        self.show()
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self.setGeometry(watched.rect())
+            self.raise_()
+        return False
+
+
+class ReplayMode(QObject):
+    """See the module docstring; ``window`` is the main window."""
+
+    changed = Signal()  # started, stepped, paused or ended
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.live = window.live
+        self.clock: ReplayClock | None = None
+        self.session: ReplaySession | None = None
+        self.span: tuple[int, int] | None = None  # where random starts are drawn
+        self.step_size = 10  # "N candles forward"
+        self.sessions = ReplaySessions(window.paths.replay_db)
+        self.rng = random.Random()
+        self._covers: list[_Cover] = []
+        self._timer = QTimer(self)
+        self._timer.setInterval(TICK_MS)
+        self._timer.timeout.connect(self._tick)
+        self._played_from = (0.0, 0)  # monotonic time and candles shown when play began
+        self._saved_wall = 0.0
+        self.live.opening.connect(self._source_opening)
+        window.annotations.store.subscribe(self._store_changed)
+
+    @property
+    def active(self) -> bool:
+        return self.clock is not None
+
+    # -- starting --------------------------------------------------------------------------
+    def _series(self):
+        """The whole series to replay: the hidden one while a replay runs, else the one shown."""
+        if self.clock is not None:
+            return self.clock.source
+        return self.live.candles
+
+    def start(self, shown: int, speed: Speed | str | None = None,
+              session: ReplaySession | None = None) -> bool:
+        """Start a replay with ``shown`` candles on screen (the clock at the last one's close).
+        A replay that runs ends first (its session kept); returns whether one started."""
+        source, key = self._series(), self.live.key
+        if key is None or source.n_closed < 2:
+            self._say("Open a series with at least 2 closed candles to replay it")
+            return False
+        speed = speed or (self.clock.speed if self.clock is not None else DEFAULT_SPEED)
+        self._finish_session()
+        self.clock = ReplayClock(source, shown, speed)
+        self.session = session or self.sessions.save(ReplaySession(
+            source=self.live.spec or key.source, market=key.market.kind.value,
+            symbol=key.symbol, timeframe=key.timeframe.name,
+            started_clock=self.clock.now, clock=self.clock.now, speed=str(self.clock.speed),
+            span_from=self.span[0] if self.span else None,
+            span_to=self.span[1] if self.span else None))
+        area = self.window.chart_area
+        area.follow_all()  # one clock: no chart keeps a live series of its own
+        self._set_clocks(self.clock.now)  # before the reset: the views reload behind it
+        self.live.show_replay(self.clock.visible(), self._detail())
+        self._cover(True)
+        training = self.window.training
+        training.blind_replay = True
+        if training.state == "live":  # its model may have learned what the clock hides
+            training.stop()
+        self.window.chart.go_live()
+        self._show()
+        self._say(f"Blind replay from {format_minute(self.clock.now)}: Space plays, . steps, "
+                  f"Ctrl+Shift+E ends; marks made now are blind")
+        return True
+
+    def start_at_cursor(self) -> None:
+        chart = self.window.chart
+        self.start(chart.cursor_index + 1 if chart.candles is not None else 0)
+
+    def start_at(self, ts: int) -> bool:
+        """Start with the candles closed by ``ts`` on screen."""
+        return self.start(index_at(self._series(), ts))
+
+    def start_random(self) -> bool:
+        """Start at a random candle of the replay span (the whole series when none is set)."""
+        try:
+            shown = random_start(self._series(), self.span, self.rng)
+        except WorkstationError as exc:
+            self._say(str(exc))
+            return False
+        return self.start(shown)
+
+    def resume(self, session: ReplaySession | None = None) -> bool:
+        """Go on with the newest unfinished replay (or ``session``) of the series on screen,
+        at its clock and speed."""
+        session = session or self.sessions.latest(open_only=True)
+        key = self.live.key
+        if session is None:
+            self._say("No unfinished replay to resume")
+            return False
+        if key is None or (session.symbol, session.timeframe) != (key.symbol,
+                                                                   key.timeframe.name):
+            self._say(f"The last replay ran on {session.symbol} {session.timeframe} from "
+                      f"{session.source}: open that series first (--replay-from resume does)")
+            return False
+        self.span = session.span
+        return self.start(index_at(self._series(), session.clock), session.speed, session)
+
+    def resumed_source(self) -> tuple[str, str, str] | None:
+        """Source, symbol and timeframe of the last unfinished replay (``--replay-from
+        resume`` opens it), or None."""
+        session = self.sessions.latest(open_only=True)
+        return None if session is None else (session.source, session.symbol, session.timeframe)
+
+    async def from_command_line(self, start: str, span: str | None, speed: str | None,
+                                wait_s: float = 60.0) -> bool:
+        """``--replay-from TS|random|resume [--replay-span FROM..TO] [--replay-speed S]``,
+        once the source opened has candles (a demo or exchange feed delivers them in its
+        task)."""
+        deadline = time.monotonic() + wait_s
+        while self.live.candles.n_closed < 2 and self.live.state not in ("failed", "offline") \
+                and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        self.span = parse_span(span) if span else None
+        kind = start.strip().lower()
+        if kind == "resume":
+            started = self.resume()
+        elif kind == "random":
+            started = self.start_random()
+        else:
+            started = self.start_at(parse_time_ms(start))
+        if started and speed:
+            self.set_speed(speed)
+        return started
+
+    # -- playing ---------------------------------------------------------------------------
+    def toggle_play(self) -> None:
+        clock = self.clock
+        if clock is None:
+            self._say("No replay runs: Ctrl+R starts one at a random candle")
+            return
+        clock.playing = not clock.playing and clock.left > 0
+        if clock.playing:
+            self._played_from = (time.monotonic(), clock.shown)
+            self._timer.start()
+        else:
+            self._timer.stop()
+            self._save()
+        self._show()
+
+    def step(self, n: int = 1) -> None:
+        """Show the next ``n`` candles (fewer at the end of the series)."""
+        clock = self.clock
+        if clock is None:
+            self._say("No replay runs: Ctrl+R starts one at a random candle")
+            return
+        new = clock.step(n)
+        if len(new):
+            self._set_clocks(clock.now)
+            self.live.reveal(new)
+        if clock.left == 0:
+            clock.playing = False
+            self._timer.stop()
+            self._say("The replay reached the end of the series: Ctrl+Shift+E ends it")
+        if not clock.playing:
+            self._save()
+        self._show()
+
+    def step_many(self) -> None:
+        """Ask how many candles to go forward (remembered), then go."""
+        if self.clock is None:
+            self.step()
+            return
+        n, ok = QInputDialog.getInt(self.window, "Replay forward", "Candles forward:",
+                                    self.step_size, 1, 1_000_000)
+        if ok:
+            self.step_size = n
+            self.step(n)
+
+    def faster(self) -> None:
+        self._set_speed(+1)
+
+    def slower(self) -> None:
+        self._set_speed(-1)
+
+    def set_speed(self, speed: Speed | str) -> None:
+        if self.clock is not None:
+            self.clock.speed = Speed.parse(speed) if isinstance(speed, str) else speed
+            self._played_from = (time.monotonic(), self.clock.shown)
+            self._show()
+
+    def _set_speed(self, step: int) -> None:
+        if self.clock is None:
+            self._say("No replay runs: Ctrl+R starts one at a random candle")
+            return
+        self.set_speed(stepped_speed(self.clock.speed, self.clock.timeframe, step))
+
+    def _tick(self) -> None:
+        clock = self.clock
+        if clock is None or not clock.playing:
+            self._timer.stop()
+            return
+        began, shown = self._played_from
+        rate = clock.speed.candles_per_second(clock.timeframe)
+        due = shown + math.floor((time.monotonic() - began) * rate) - clock.shown
+        if due > 0:
+            self.step(due)
+        if clock.playing and time.monotonic() - self._saved_wall > SAVE_EVERY_S:
+            self._save()
+
+    def ask_span(self) -> None:
+        """Ask for the span random starts are drawn from (empty: the whole series)."""
+        now = "" if self.span is None else \
+            f"{format_minute(self.span[0])[:10]}..{format_minute(self.span[1])[:10]}"
+        text, ok = QInputDialog.getText(self.window, "Replay span",
+                                        "Random starts from FROM..TO (empty: everything):",
+                                        text=now)
+        if not ok:
+            return
+        try:
+            self.span = parse_span(text) if text.strip() else None
+        except WorkstationError as exc:
+            self._say(str(exc))
+            return
+        self._say("Random starts from the whole series" if self.span is None
+                  else f"Random starts from {text.strip()}")
+
+    # -- ending ----------------------------------------------------------------------------
+    def end(self) -> None:
+        """End the replay: its session is kept, the whole series is shown again, and a
+        source that streams (the demo market, an exchange) opens again to go live."""
+        if self.clock is None:
+            self._say("No replay runs")
+            return
+        clock = self.clock
+        self._finish_session()
+        self._stop_showing()
+        self.live.end_replay(clock.source)
+        self._say(f"Replay ended at {format_minute(clock.now)}")
+        window = self.window
+        if self.live.streaming and feeds_can_run():
+            window._opening = asyncio.ensure_future(window.open_source(*window.data_bar.values()))
+
+    def shutdown(self) -> None:
+        """The window closes: the clock is saved (the replay resumes after a restart)."""
+        if self.clock is not None:
+            self._timer.stop()
+            self._save()
+        self.sessions.close()
+
+    def _source_opening(self, *_args) -> None:
+        """Another source (or timeframe) opens: the replay stops where it is; it can be
+        resumed."""
+        if self.clock is not None:
+            self._timer.stop()
+            self._save()
+            self._stop_showing()
+
+    def _stop_showing(self) -> None:
+        self._timer.stop()
+        self.clock = None
+        self.session = None
+        self._set_clocks(None)
+        self._cover(False)
+        self.window.training.blind_replay = False
+        self.window.status.show_replay(None)
+        self.changed.emit()
+
+    def _finish_session(self) -> None:
+        if self.clock is not None and self.session is not None:
+            self.clock.playing = False
+            self._save(ended=True)
+
+    # -- the session and its reviewed span -----------------------------------------------------
+    def _save(self, *, ended: bool = False) -> None:
+        clock, session = self.clock, self.session
+        if clock is None or session is None:
+            return
+        self._saved_wall = time.monotonic()
+        try:
+            reviewed = self._write_reviewed()
+            self.session = self.sessions.save(dataclasses.replace(
+                session, clock=max(session.clock, clock.now), speed=str(clock.speed),
+                reviewed_id=reviewed or session.reviewed_id,
+                ended_at=int(time.time() * 1000) if ended else None))
+        except WorkstationError as exc:
+            log.error("replay session: %s", exc)
+            self._say(f"The replay's progress was not saved: {exc}")
+
+    def _write_reviewed(self) -> str | None:
+        """The blind "reviewed" region of every candle the clock passed in this session."""
+        clock, session, key = self.clock, self.session, self.live.key
+        assert clock is not None and session is not None
+        ts, tf = clock.source.ts, clock.timeframe.ms
+        first = index_at(clock.source, session.started_clock)
+        last = clock.shown - 1
+        if key is None or last < first:
+            return None
+        start, end = int(ts[first]), int(ts[last])
+        store = self.window.annotations.store
+        region = Region(market=key.market.kind, symbol=key.symbol, timeframe=key.timeframe.name,
+                        start_ts=start, end_ts=end, label=RegionLabel.REVIEWED,
+                        notes=f"blind replay session {session.id}", blind=True,
+                        decided_at=(start + tf, end + tf))
+        if session.reviewed_id:  # the same region, grown to where the clock is
+            region = dataclasses.replace(region, id=session.reviewed_id)
+        store.upsert(region)
+        return region.id
+
+    def _store_changed(self, change) -> None:
+        session = self.session
+        if session is None or change.action != "added":
+            return
+        made = sum(len(a.decided_at) for a in change.annotations
+                   if a.blind and a.id != session.reviewed_id)
+        if made:
+            self.session = dataclasses.replace(session, decisions=session.decisions + made)
+            self._show()
+
+    # -- what the window shows -------------------------------------------------------------
+    def _set_clocks(self, now: int | None) -> None:
+        self.window.annotations.set_clock(now)
+        self.window.linked_annotations.set_clock(now)
+
+    def _cover(self, on: bool) -> None:
+        for cover in self._covers:
+            cover.deleteLater()
+        self._covers = []
+        if on:
+            self._covers = [_Cover(self.window.training_workspace.page),
+                            _Cover(self.window.backtest.view)]
+
+    def _detail(self) -> str:
+        key = self.live.key
+        return f"blind replay of {key.provenance if key is not None else '?'}"
+
+    def status_text(self) -> str:
+        """``REPLAY <clock> · <speed> · blind`` (and ``paused`` when it is)."""
+        clock = self.clock
+        if clock is None:
+            return ""
+        state = "" if clock.playing else " · paused"
+        decisions = self.session.decisions if self.session is not None else 0
+        return (f"REPLAY {format_minute(clock.now)} · {clock.speed} · blind{state} · "
+                f"{decisions} decisions · {clock.left:,} candles hidden")
+
+    def _show(self) -> None:
+        self.window.status.show_replay(self.status_text())
+        self.changed.emit()
+
+    def _say(self, text: str) -> None:
+        self.window.statusBar().showMessage(text, 10_000)
