@@ -1,6 +1,7 @@
-"""``workstation backtest``: the trader's marks and a run's signals after costs, beside buy &
-hold, out of sample unless asked, every assumption printed, and what each edge is worth (mean
-trade in bps and ticks, break-even cost, placebo rank, next open against the close)."""
+"""``workstation backtest``: the trader's marks (blind and hindsight) and a run's signals after
+costs, beside buy & hold, out of sample unless asked, every assumption printed, and what each
+edge is worth (mean trade in bps and ticks, break-even cost, placebo rank, next open against
+the close)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from workstation.annotations.model import Trade
 from workstation.annotations.store import AnnotationStore
 from workstation.backtest.costs import DEFAULT_FEE, costs_for
 from workstation.backtest.report import BUY_AND_HOLD, SHORT_SPAN_CAGR, SHOWN, WORTH_SHOWN
+from workstation.backtest.signals import BLIND_MARKS_SIGNAL, HINDSIGHT_MARKS_SIGNAL
 from workstation.cli import main
 from workstation.market.candles import Candles
 from workstation.market.csv_io import write_candles_csv
@@ -24,6 +26,7 @@ from workstation.paths import app_paths
 
 END = 1_700_000_040_000 - 1_700_000_040_000 % 60_000
 MIN = 60_000
+HOUR = 3_600_000
 
 
 @pytest.fixture
@@ -66,8 +69,13 @@ def test_marked_trades_fill_at_the_next_open_after_costs(series, capsys):
     code, out, err = backtest(capsys, "--source", f"csv:{path}", "--symbol", "ETH/USDT",
                               "--fee-bps", "10", "--slippage-bps", "0", "--json")
     assert code == 0, err
-    marks, hold = (json.loads(line) for line in out.splitlines())
-    assert marks["signals"] == "trader's marks" and hold["signals"] == BUY_AND_HOLD
+    blind, marks, hold, gap = (json.loads(line) for line in out.splitlines())
+    assert blind["signals"] == BLIND_MARKS_SIGNAL and marks["signals"] == HINDSIGHT_MARKS_SIGNAL
+    assert hold["signals"] == BUY_AND_HOLD
+    # no blind mark: a sample without a result, never a return of 0
+    assert blind["metrics"]["# Trades"] == 0 and blind["metrics"]["Return [%]"] is None
+    assert gap["hindsight_gap"][0]["gap"] == {"return_pp": None, "win_rate_pp": None,
+                                              "mean_trade_bps": None}
     trades = marks["trades"]
     assert [(t["direction"], t["entry_bar"], t["exit_bar"]) for t in trades] == [
         (1, 101, 161), (-1, 401, 421)]
@@ -85,7 +93,11 @@ def test_marked_trades_fill_at_the_next_open_after_costs(series, capsys):
     assert code == 0, err
     assert "filled at the next candle's open" in out and "slippage 1 bps" in out
     assert "default 0.1 %" in out and "Sharpe Ratio" in out and "buy & hold" in out
-    assert_columns_apart_and_aligned(out, ["trader's marks", BUY_AND_HOLD])
+    assert_columns_apart_and_aligned(out, [BLIND_MARKS_SIGNAL, HINDSIGHT_MARKS_SIGNAL,
+                                           BUY_AND_HOLD])
+    assert any(line.startswith("hindsight gap (backtested span; hindsight minus blind marks): "
+                               "return —, win rate —, mean trade — (blind 0 trades")
+               for line in out.splitlines())
     # 3,000 minutes: no CAGR, said so; "after costs" beside the returns after costs only
     cagr = next(line for line in out.splitlines() if line.startswith("CAGR [%]"))
     assert cagr.split("  ")[-1].strip() == SHORT_SPAN_CAGR
@@ -105,7 +117,7 @@ def test_the_cli_says_what_each_edge_is_worth(tmp_path, capsys):
     argv = ["--source", f"csv:{path}", "--symbol", "ETH/USDT", "--fee-bps", "10"]
     code, out, err = backtest(capsys, *argv, "--json")
     assert code == 0, err
-    marks, hold = (json.loads(line) for line in out.splitlines())
+    _, marks, hold, _ = (json.loads(line) for line in out.splitlines())
     worth = marks["worth"]
     assert worth["tick"] == 0.01 and worth["tick_source"] == "tick inferred from prices"
     assert worth["trades"] == 3 and len(worth["placebo"]["offsets"]) == 200
@@ -125,7 +137,7 @@ def test_the_cli_says_what_each_edge_is_worth(tmp_path, capsys):
     for label in WORTH_SHOWN:
         assert any(line.startswith(label) for line in lines), label
     p = worth["placebo"]
-    assert any(line.startswith("trader's marks: mean trade before costs ")
+    assert any(line.startswith(f"{HINDSIGHT_MARKS_SIGNAL}: mean trade before costs ")
                and f"placebo rank {p['rank']} / 201: beats" in line for line in lines)
     for line in lines:  # a return before costs only beside the mean trade and break-even
         if "before costs" in line:
@@ -186,27 +198,49 @@ def test_bad_requests_are_one_line(series, capsys):
 
 
 def test_evaluate_backtests_the_test_spans_each_with_its_folds_model(capsys):
+    from workstation.market.sources import load_series
+
+    candles, _ = load_series("demo", "DEMO/USDT", parse_timeframe("1h"), max_candles=3000)
+    with AnnotationStore(app_paths().annotations_db) as store:  # hindsight marks only
+        store.merge([Trade(market="demo", symbol="DEMO/USDT", timeframe="1h",
+                           direction="long" if k % 2 else "short", entry_ts=int(candles.ts[i]),
+                           entry_price=float(candles.close[i]), exit_ts=int(candles.ts[i + 10]),
+                           exit_price=float(candles.close[i + 10]))
+                     for k, i in enumerate(range(50, 2950, 100))])
     code = main(["evaluate", "--source", "demo", "--timeframe", "1h", "--max-candles", "3000",
                  "--seq-len", "16", "--batch-size", "32", "--folds", "2", "--epochs", "1",
                  "--stride", "16", "--threads", "1", "--backtest", "--threshold", "0,1",
-                 "--fee-bps", "10",
+                 "--backtest-head", "candle", "--fee-bps", "10",
                  "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     objects = [json.loads(line) for line in out.out.splitlines()]
     folds = [o for o in objects if "fold" in o and o["head"] == "candle"]
-    model, never, hold = [o for o in objects if o.get("backtest")]
+    model, never, blind, marks, hold, gaps = [o for o in objects if o.get("backtest")]
     assert model["signals"] == "model candle >= 0" and hold["signals"] == BUY_AND_HOLD
     assert never["signals"] == "model candle >= 1" and never["metrics"]["# Trades"] == 0
     assert model["assumptions"]["sample"] == "out of sample"
     assert model["assumptions"]["fee"] == 0.001
     assert model["metrics"]["# Trades"] > 10  # the candle head trades candle by candle
-    n_test = sum(o["n"] for o in folds)
-    bars = [t["entry_bar"] for t in model["trades"]]
-    assert min(bars) >= 3000 - n_test - 1  # every trade inside the test spans
+    first, last = model["assumptions"]["period"]  # the test spans, from the first fold's
+    assert sum(o["n"] for o in folds) <= (last - first) // HOUR + 1
+    assert all(first < candles.ts[t["entry_bar"]] and candles.ts[t["exit_bar"]] <= last
+               for t in model["trades"])  # every trade inside the test spans
     assert "backtest of the test spans" in out.err and "Sharpe Ratio" in out.err
     assert model["worth"]["trades"] == model["metrics"]["# Trades"]
     assert "Break-even Cost [bps/side]" in out.err and "placebo rank" in out.err
+    # the trader as a baseline on the same spans and costs: no blind mark, so no gap ("—")
+    assert (blind["signals"], marks["signals"]) == (BLIND_MARKS_SIGNAL, HINDSIGHT_MARKS_SIGNAL)
+    assert blind["assumptions"]["period"] == marks["assumptions"]["period"] == \
+        model["assumptions"]["period"] and marks["assumptions"]["fee"] == 0.001
+    assert blind["metrics"]["# Trades"] == 0 and marks["metrics"]["# Trades"] > 5
+    spans = gaps["hindsight_gap"]
+    assert [g["span"] for g in spans] == ["fold 1/2", "fold 2/2", "all"]
+    assert all(g["blind"]["trades"] == 0 and set(g["gap"].values()) == {None} for g in spans)
+    assert spans[-1]["hindsight"]["trades"] == marks["metrics"]["# Trades"]
+    assert sum(g["hindsight"]["trades"] for g in spans[:2]) >= marks["metrics"]["# Trades"]
+    assert "hindsight gap per span (hindsight minus blind marks" in out.err
+    assert "hindsight gap (all test spans; hindsight minus blind marks): return —" in out.err
 
 
 def test_a_ratio_over_a_ruined_equitys_volatility_reads_in_powers_of_ten():

@@ -1,7 +1,8 @@
 """``workstation report``: did a run learn the trader's marks? Marks per span, each trader
 head beside its baselines on the held-out span (else on validation, said loudly), the
-position head's entries and exits, the held-out backtest beside the marks and buy & hold; bad
-input is one line.
+position head's entries and exits (against every mark and against the blind marks only), the
+held-out backtest beside the blind marks, the hindsight marks and buy & hold, with the
+hindsight gap; bad input is one line.
 
 The candles are 15-minute ones: 3,000 of them span a month, so the held-out span holds the
 five UTC days a margin's interval (and so a verdict) needs."""
@@ -14,7 +15,8 @@ import pytest
 
 from workstation.annotations.model import Region, Trade
 from workstation.annotations.store import AnnotationStore
-from workstation.backtest.report import BUY_AND_HOLD, MARKS, OUT_OF_SAMPLE
+from workstation.backtest.report import BLIND_MARKS, BUY_AND_HOLD, HINDSIGHT_MARKS, OUT_OF_SAMPLE
+from workstation.backtest.signals import BLIND_MARKS_SIGNAL, HINDSIGHT_MARKS_SIGNAL
 from workstation.backtest.teaching_report import MODEL_SIGNAL, NO_HELD_OUT
 from workstation.cli import main
 from workstation.market.csv_io import write_candles_csv
@@ -33,19 +35,23 @@ LAGGED = ("lagged_logistic", "boosted_trees")
 
 @pytest.fixture
 def marked(tmp_path):
-    """3,000 candles in a file and marks over all of them: a trade every 60 candles, a
+    """3,000 candles in a file and marks over all of them: a trade every 60 candles (the
+    shorts made in blind replay, each exit decided two candles after its candle closed), a
     regime region every 120."""
     candles = demo_candles(3000, TF, seed=5, end_ts=END)
     path = write_candles_csv(candles, tmp_path / "eth.csv")
     with AnnotationStore(app_paths().annotations_db) as store:
         for k, entry in enumerate(range(100, 2950, 60)):
+            blind = {} if k % 2 else {
+                "blind": True, "decided_at": (int(candles.ts[entry]) + TF.ms,
+                                              int(candles.ts[entry + 20]) + 3 * TF.ms)}
             store.add(Trade(symbol="ETH/USDT", timeframe="15m",
                             direction="long" if k % 2 else "short",
                             entry_ts=int(candles.ts[entry]),
                             entry_price=float(candles.close[entry]),
                             exit_ts=int(candles.ts[entry + 20]),
                             exit_price=float(candles.close[entry + 20]),
-                            created_at=END, updated_at=END))
+                            created_at=END, updated_at=END, **blind))
         for k, start in enumerate(range(90, 2900, 120)):
             store.add(Region(symbol="ETH/USDT", timeframe="15m", start_ts=int(candles.ts[start]),
                              end_ts=int(candles.ts[start + 90]),
@@ -101,19 +107,37 @@ def test_a_held_out_run_reports_its_marks_scores_events_and_backtest(marked, cap
         assert head["margin"] == pytest.approx(head["accuracy"] - best)
         assert head["interval"][0] <= head["interval"][1] and head["verdict"] in VERDICTS
         assert 1 <= head["baseline_lags"] <= 32
-    # 3. the position head's entries and exits there
+    # 3. the position head's entries and exits there, against every mark and the blind ones
     entries = r["trade_events"]["entries"]
     assert entries["true"] == held_out["trades"] and entries["recall"] is not None
-    # 4. the held-out backtest: the model beside the trader's marks and buy & hold
-    model, marks, hold = r["backtest"]
-    assert (model["signals"], marks["signals"], hold["signals"]) == (
-        MODEL_SIGNAL, "trader's marks", BUY_AND_HOLD)
+    blind_entries = r["blind_trade_events"]["entries"]
+    shorts = sum(1 for i in range(100, 2950, 120) if i >= 2000 + gap)  # the blind trades
+    assert blind_entries["true"] == shorts >= 5 and blind_entries["recall"] is not None
+    # 4. the held-out backtest: the model beside the trader's blind and hindsight marks and
+    # buy & hold, and the hindsight gap between the two
+    model, blind, marks, _ = r["backtest"]
+    assert [b["signals"] for b in r["backtest"]] == [
+        MODEL_SIGNAL, BLIND_MARKS_SIGNAL, HINDSIGHT_MARKS_SIGNAL, BUY_AND_HOLD]
     assert model["assumptions"]["sample"] == OUT_OF_SAMPLE
-    assert marks["assumptions"]["sample"] == MARKS
+    assert blind["assumptions"]["sample"] == BLIND_MARKS
+    assert marks["assumptions"]["sample"] == HINDSIGHT_MARKS
     period = [int(candles.ts[2000 + gap]), int(candles.ts[-1])]
     assert all(b["assumptions"]["period"] == period for b in r["backtest"])
-    assert marks["metrics"]["# Trades"] == held_out["trades"]
-    assert all(t["entry_bar"] > 2000 + gap for t in model["trades"] + marks["trades"])
+    assert blind["metrics"]["# Trades"] == shorts
+    assert blind["metrics"]["# Trades"] + marks["metrics"]["# Trades"] == held_out["trades"]
+    assert all(t["entry_bar"] > 2000 + gap
+               for t in model["trades"] + blind["trades"] + marks["trades"])
+    # each blind exit filled at the open after its decision, two candles after the mark's
+    exits = {t["exit_bar"] for t in blind["trades"]}
+    assert exits == {i + 23 for i in range(100, 2950, 120) if i >= 2000 + gap}
+    hindsight_gap = r["hindsight_gap"]
+    assert hindsight_gap["span"] == "held out" and hindsight_gap["first_ts"] == period[0]
+    assert hindsight_gap["gap"]["return_pp"] == pytest.approx(
+        marks["metrics"]["Return [%]"] - blind["metrics"]["Return [%]"])
+    assert hindsight_gap["gap"]["win_rate_pp"] == pytest.approx(
+        marks["metrics"]["Win Rate [%]"] - blind["metrics"]["Win Rate [%]"])
+    assert hindsight_gap["gap"]["mean_trade_bps"] == pytest.approx(
+        marks["worth"]["mean_trade_bps"] - blind["worth"]["mean_trade_bps"])
 
     code, out, err = report(capsys, "--source", f"csv:{path}")  # the newest run, as text
     assert code == 0, err
@@ -136,9 +160,16 @@ def test_a_held_out_run_reports_its_marks_scores_events_and_backtest(marked, cap
     assert lines[scored + 6].startswith(f"  entries within 5 candles: trader "
                                         f"{held_out['trades']}, model ")
     assert lines[scored + 7].startswith("  exits within 5 candles: ")
-    assert lines[scored + 8].startswith("held-out backtest of the position head after costs")
-    assert any(MODEL_SIGNAL in line and "trader's marks" in line and BUY_AND_HOLD in line
-               for line in lines[scored + 9:])
+    assert lines[scored + 8].startswith(f"  vs blind marks: entries within 5 candles: trader "
+                                        f"{shorts}, model ")
+    assert lines[scored + 9].startswith("  vs blind marks: exits within 5 candles: ")
+    assert lines[scored + 10].startswith("held-out backtest of the position head after costs")
+    assert any(MODEL_SIGNAL in line and BLIND_MARKS_SIGNAL in line
+               and HINDSIGHT_MARKS_SIGNAL in line and BUY_AND_HOLD in line
+               for line in lines[scored + 11:])
+    assert any(line.startswith("  hindsight gap (held out; hindsight minus blind marks): "
+                               f"return {hindsight_gap['gap']['return_pp']:+,.2f} pp, win rate ")
+               for line in lines)
     assert lines[-1].startswith(f"  {MODEL_SIGNAL}: ") and "vs buy & hold" in lines[-1]
 
 

@@ -200,7 +200,9 @@ def test_a_tiny_evaluation_reports_entries_and_exits_per_fold_and_pooled(capsys)
         store.merge([Region(**common, start_ts=int(ts[0]), end_ts=int(ts[-1]), label="reviewed"),
                      *(Trade(**common, direction="long" if k % 2 else "short",
                              entry_ts=int(ts[i]), entry_price=float(close[i]),
-                             exit_ts=int(ts[i + 12]), exit_price=float(close[i + 12]))
+                             exit_ts=int(ts[i + 12]), exit_price=float(close[i + 12]),
+                             **({"blind": True, "decided_at": (int(ts[i + 1]), int(ts[i + 13]))}
+                                if k % 3 == 0 else {}))  # a third made in blind replay
                        for k, i in enumerate(range(20, 880, 30)))])
     code = main(["evaluate", "--source", "demo", "--symbol", "ETH/USDT", "--timeframe", "1h",
                  "--max-candles", "900", "--seq-len", "16", "--batch-size", "32", "--folds",
@@ -224,5 +226,12 @@ def test_a_tiny_evaluation_reports_entries_and_exits_per_fold_and_pooled(capsys)
         assert pooled[kind]["recall_margin"] == pytest.approx(
             pooled[kind]["recall"] - pooled[kind]["random_recall"])
         assert len(pooled[kind]["recall_interval"]) == 2
-    assert out.err.count(f"entries within {EVENT_WINDOW} candles: trader ") == 3
-    assert out.err.count(f"exits within {EVENT_WINDOW} candles: trader ") == 3
+    assert out.err.count(f"\n    entries within {EVENT_WINDOW} candles: trader ") == 3
+    assert out.err.count(f"\n    exits within {EVENT_WINDOW} candles: trader ") == 3
+    # and against the blind marks only, per fold and pooled
+    for kind in ("entries", "exits"):
+        per_fold = [f["blind"][kind] for f in folds]
+        assert all(0 < f["true"] < t[kind]["true"] for f, t in zip(per_fold, folds))
+        assert pooled["blind"][kind]["true"] == sum(f["true"] for f in per_fold)
+        assert pooled["blind"][kind]["predicted"] <= pooled[kind]["predicted"]
+    assert out.err.count(f"vs blind marks: entries within {EVENT_WINDOW} candles: ") == 3

@@ -21,6 +21,7 @@ from workstation.backtest.report import (
     OUT_OF_SAMPLE,
     SHORT_SPAN_CAGR,
     SHOWN,
+    WHOLE_SPAN,
     WORTH_SHOWN,
     format_metric,
     metric_text,
@@ -29,6 +30,7 @@ from workstation.backtest.report import (
     worth_text,
 )
 from workstation.backtest.request import BacktestRequest, run_request
+from workstation.backtest.signals import BLIND_MARKS_SIGNAL, HINDSIGHT_MARKS_SIGNAL
 from workstation.cli import main
 from workstation.market.csv_io import write_candles_csv
 from workstation.market.demo import demo_candles
@@ -121,31 +123,37 @@ def test_f9_then_ctrl_enter_backtests_the_marks_with_the_cores_numbers(window, c
     expected = run_request(BacktestRequest(fee_bps=10, slippage_bps=2), window.live.candles,
                            window.live.key, annotations_db=window.annotations.store.path)
     assert [r.name for r in results] == [r.name for r in expected] == \
-        ["trader's marks", BUY_AND_HOLD]
+        [BLIND_MARKS_SIGNAL, HINDSIGHT_MARKS_SIGNAL, BUY_AND_HOLD]
     for label, unit in SHOWN:  # the table shows the core's numbers, for each signal
         for result in expected:
             assert view.metric_cell(label, result.name) == metric_text(result, label, unit), \
                 label
-    assert view.metric_cell("# Trades", "trader's marks") == "3"
-    assert view.metric_cell("CAGR [%]", "trader's marks") == SHORT_SPAN_CAGR  # a day's span
+    assert view.metric_cell("# Trades", HINDSIGHT_MARKS_SIGNAL) == "3"
+    assert view.metric_cell("CAGR [%]", HINDSIGHT_MARKS_SIGNAL) == SHORT_SPAN_CAGR  # a day
+    # no blind mark: that sample has no result ("—", never 0), nor has the hindsight gap
+    assert view.metric_cell("# Trades", BLIND_MARKS_SIGNAL) == "0"
+    assert {view.metric_cell(label, BLIND_MARKS_SIGNAL) for label, _ in SHOWN
+            if label != "# Trades"} == {"—"}
+    assert view.gap.isVisible() and view.gap_rows() == [
+        (WHOLE_SPAN, "0", "3", "—", "—", "—")]
     for label in WORTH_SHOWN:  # what each edge is worth, in the same columns
         for result in expected:
             assert view.metric_cell(label, result.name) == worth_text(result, label), label
-    assert view.metric_cell("Placebo Rank", "trader's marks").endswith(" / 201")
+    assert view.metric_cell("Placebo Rank", HINDSIGHT_MARKS_SIGNAL).endswith(" / 201")
     assert_every_value_in_sight(qtbot, view)
     # "after costs" beside the returns after costs; buy & hold's price change said apart
-    before = format_metric(expected[0].metrics["Buy & Hold Return [%]"], "%")
-    after = format_metric(expected[1].metrics["Return [%]"], "%")
+    before = format_metric(expected[1].metrics["Buy & Hold Return [%]"], "%")
+    after = format_metric(expected[2].metrics["Return [%]"], "%")
     assert before != after
     assert f"vs buy & hold {after} after costs ({before} before costs; mean trade " \
         in view.status.text()
     assert f"{before} after costs" not in view.status.text()
     assert prices_line(expected[0]) in view.assumptions.text()
     rank = WORTH_SHOWN.index("Placebo Rank") + 1 + len(SHOWN)
-    assert [view.metrics.item(rank, col).toolTip() for col in range(2)] == \
+    assert [view.metrics.item(rank, col).toolTip() for col in range(3)] == \
         [worth_line(r) for r in expected]  # the placebo's verdict in words
     assert "fee 0.1 %" in view.assumptions.text() and "slippage 2 bps" in view.assumptions.text()
-    assert view.plots.names() == ["trader's marks", BUY_AND_HOLD]
+    assert view.plots.names() == [BLIND_MARKS_SIGNAL, HINDSIGHT_MARKS_SIGNAL, BUY_AND_HOLD]
     # each trade on the chart: its entry at the candle after the one marked (next open)
     shown = view.trade_times
     assert shown[:, 0].tolist() == [int(candles.ts[i + 1]) for i in (100, 400, 700)]

@@ -6,7 +6,10 @@ is out of sample, what is refused) are the same in both.
 Signals are ``annotations`` (the market's marked trades, over every candle) or ``run:RUN`` (a
 saved run's predictions, out of sample only: its held-out span (from ``train_until`` and a
 gap on), or else the candles after the last one it was trained on, as its checkpoint records;
-``in_sample`` allows the span it saw, and then every result says IN-SAMPLE).
+``in_sample`` allows the span it saw, and then every result says IN-SAMPLE). The trader's
+marks are two samples, their blind and their hindsight marks (``signals.marks_signals``),
+each backtested on the same span, costs and fills as a run's signals, beside them wherever
+the market has a marked trade on these candles.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from ..market.candles import Candles
 from ..market.series import SeriesKey
 from .costs import costs_for
 from .engine import NEXT_OPEN, Costs, Sizing
-from .report import IN_SAMPLE, MARKS, OUT_OF_SAMPLE, BacktestResult, backtest_signals
-from .signals import SIGNAL_HEADS, market_marks_signal, model_signal
+from .report import IN_SAMPLE, OUT_OF_SAMPLE, BacktestResult, backtest_signals, marks_columns
+from .signals import SIGNAL_HEADS, market_marks_signals, model_signal
 from .worth import recorded_tick
 
 ANNOTATIONS = "annotations"
@@ -86,14 +89,17 @@ def run_request(request: BacktestRequest, candles: Candles, key: SeriesKey, *,
     ``candle_cache``: the cache that may hold the exchange's price tick for the market."""
     candles = closed_candles(candles)
     costs = costs_for(key, fee_bps=request.fee_bps, slippage_bps=request.slippage_bps)
+    marks = market_marks_signals(candles, key, annotations_db)
+    marked = any(signal.any() for signal in marks.values())
     if request.run_id is None:
-        signal = market_marks_signal(candles, key, annotations_db)
-        if not signal.any():
+        if not marked:
             raise WorkstationError(f"no marked trade of {key.market} falls on these "
                                    f"{len(candles):,} candles of {key.provenance}")
-        signals, span = {"trader's marks": (signal, MARKS)}, (0, len(candles))
+        signals, span = marks_columns(marks), (0, len(candles))
     else:
         signals, span = _run_signals(request, candles, key, store, device, should_stop)
+        if marked:  # the trader as a baseline, on the same span
+            signals.update(marks_columns(marks))
     return backtest_signals(candles, signals, series=key.provenance, costs=costs,
                             sizing=Sizing(size=request.size), fill=request.fill,
                             cash=request.cash, span=span,

@@ -14,9 +14,11 @@ latest). The report says:
    the run's training span (the lagged ones on up to ``seq_len`` lags, purged by the run's
    gap), the margin over the best with its interval and verdict, or "too few marks (n)"
    (``ml.scoring``);
-3. **the position head's entries and exits** as events on that span (``ml.entry_events``);
+3. **the position head's entries and exits** as events on that span (``ml.entry_events``),
+   against all the trader's marks and against their blind marks only (``ml.blind_marks``);
 4. with a held-out span, **its backtest** after costs: the position head's signal beside the
-   trader's own marks and buy & hold on that span (``report.backtest_signals``).
+   trader's blind marks, their hindsight marks and buy & hold on that span
+   (``report.backtest_signals``), and the hindsight gap there (``report.HindsightGap``).
 
 ``find_run`` reads what the run recorded (no torch); ``teaching_report`` predicts and scores.
 """
@@ -33,6 +35,7 @@ import numpy as np
 from ..errors import WorkstationError
 from ..market.candles import Candles
 from ..market.series import SeriesKey
+from ..ml.blind_marks import blind_trade_events, describe_blind_events, market_blind_position
 from ..ml.checkpoints import CheckpointStore, model_stores, read_meta
 from ..ml.entry_events import describe_match, span_tallies, trade_events
 from ..ml.events import HeadScore, TradeEvents
@@ -51,10 +54,17 @@ from ..ml.targets import CLASS_HEADS, TRADER_HEADS
 from ..timeparse import format_minute
 from .costs import costs_for
 from .engine import Sizing
-from .report import MARKS, OUT_OF_SAMPLE, BacktestResult, backtest_signals
+from .report import (
+    OUT_OF_SAMPLE,
+    BacktestResult,
+    HindsightGap,
+    backtest_signals,
+    hindsight_gap,
+    marks_columns,
+)
 from .report import describe as describe_backtest
 from .request import signal_name
-from .signals import DEFAULT_THRESHOLD, market_marks_signal, model_signal
+from .signals import DEFAULT_THRESHOLD, market_marks_signals, model_signal
 from .worth import recorded_tick
 
 HELD_OUT, VALIDATION = "held out", "validation"
@@ -117,7 +127,9 @@ def find_run(run_id: str | None = None, root: str | Path | None = None) -> RunRe
 class TeachingReport:
     """A run's teaching report (see the module docstring). ``scored_on`` names the scored
     span (``HELD_OUT`` or ``VALIDATION``), ``span`` its candles and ``period`` its first and
-    last open times; ``backtest`` is empty without a held-out span."""
+    last open times; ``blind_events``: the entries and exits against the blind marks only
+    (None: no blind mark labels a candle of the span); ``backtest`` is empty and
+    ``hindsight_gap`` None without a held-out span."""
 
     run_id: str
     checkpoint: str
@@ -133,6 +145,8 @@ class TeachingReport:
     baseline_lags: dict[str, int]
     trade_events: TradeEvents
     backtest: tuple[BacktestResult, ...]
+    blind_events: TradeEvents | None = None
+    hindsight_gap: HindsightGap | None = None
 
     @property
     def out_of_sample(self) -> bool:
@@ -161,12 +175,13 @@ class TeachingReport:
         out.append("the position head's entries and exits there:")
         out += [f"  {describe_match(m)}" for m in (self.trade_events.entries,
                                                    self.trade_events.exits)]
+        out += [f"  {line}" for line in describe_blind_events(self.blind_events)]
         if not self.backtest:
             out.append("held-out backtest: none (no held-out span)")
             return out
         out.append("held-out backtest of the position head after costs, beside the trader's "
-                   "marks and buy & hold:")
-        out += [f"  {line}" for line in describe_backtest(list(self.backtest))]
+                   "blind and hindsight marks and buy & hold:")
+        out += [f"  {line}" for line in describe_backtest(list(self.backtest), HELD_OUT)]
         return out
 
     def to_dict(self) -> dict:
@@ -182,7 +197,11 @@ class TeachingReport:
             "heads": {head: dict(asdict(score), baseline_lags=self.baseline_lags.get(head))
                       for head, score in self.heads.items()},
             "trade_events": asdict(self.trade_events),
+            "blind_trade_events": (None if self.blind_events is None
+                                   else asdict(self.blind_events)),
             "backtest": [r.to_dict() for r in self.backtest] if self.backtest else None,
+            "hindsight_gap": (None if self.hindsight_gap is None
+                              else self.hindsight_gap.to_dict()),
         }, allow_nan=False))
 
 
@@ -245,7 +264,11 @@ def teaching_report(record: RunRecord, *, annotations_db: Path | None,
     position = CLASS_HEADS.index("position")
     events = trade_events([span_tallies(data.targets.position[slice(*span)], classes[position],
                                         data.ts[slice(*span)], seed=seed)], seed)
+    blind = market_blind_position(annotations_db, key, candles, plan.target_spec)
+    blind_events = blind_trade_events([(blind[slice(*span)], classes[position],
+                                        data.ts[slice(*span)])], seed)
     results: tuple[BacktestResult, ...] = ()
+    gap = None
     if held_out is not None:
         signals = {}
         for level in thresholds:
@@ -254,18 +277,19 @@ def teaching_report(record: RunRecord, *, annotations_db: Path | None,
                                                    confidence[position], level)
             signals[signal_name(MODEL_SIGNAL, level, len(thresholds) > 1)] = \
                 (signal, OUT_OF_SAMPLE)
-        signals["trader's marks"] = (market_marks_signal(candles, key, annotations_db), MARKS)
+        signals.update(marks_columns(market_marks_signals(candles, key, annotations_db)))
         results = tuple(backtest_signals(
             candles, signals, series=key.provenance, span=span, sizing=sizing,
             costs=costs_for(key, fee_bps=fee_bps, slippage_bps=slippage_bps),
             tick=recorded_tick(candle_cache, key.source, key.symbol)))
+        gap = hindsight_gap(list(results), HELD_OUT)
     started = record.started
     return TeachingReport(
         run_id, record.checkpoint, key.provenance, len(candles), dict(started["spans"]),
         str(started.get("split_rule") or ""), tuple(started.get("warnings") or ()),
         scored_on, span, (int(data.ts[span[0]]), int(data.ts[span[1] - 1])), heads,
         {head: lags for head, lags in fitted.lags.items() if head in TRADER_HEADS}, events,
-        results)
+        results, blind_events, gap)
 
 
 def _baselines(data, spans: dict, seq_len: int):

@@ -6,7 +6,11 @@ how often the next open is the close).
 A run's signals are backtested out of sample only: on the candles after the last one it was
 trained on (recorded in its checkpoint); ``--in-sample`` allows the span it saw, and then every
 line says IN-SAMPLE. Fills at the next candle's open; ``--fill same-close`` is the optimistic
-option, labelled as such. ``--json`` prints one object per signal, its ``worth`` with it.
+option, labelled as such. The trader's marks are two samples, their blind marks and their
+hindsight marks, on the same span and costs as a run's signals (where the market has marked
+trades), with the hindsight gap between them (hindsight minus blind: return, win rate and mean
+trade; "—" where either has no trade). ``--json`` prints one object per signal, its ``worth``
+with it, then with both marks samples one ``hindsight_gap`` object.
 """
 
 from __future__ import annotations
@@ -36,13 +40,14 @@ def register(sub) -> None:
     p.add_argument("--fill", choices=("next-open", "same-close"), default="next-open")
     p.add_argument("--in-sample", action="store_true",
                    help="allow a run's signals on candles it was trained on (labelled IN-SAMPLE)")
-    p.add_argument("--json", action="store_true", help="one JSON object per signal on stdout")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object per signal on stdout, then the hindsight gap's")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..backtest.engine import NEXT_OPEN, SAME_CLOSE
-    from ..backtest.report import describe
+    from ..backtest.report import WHOLE_SPAN, describe, hindsight_gap
     from ..backtest.request import BacktestRequest, run_request
     from ..paths import app_paths
 
@@ -58,6 +63,9 @@ def run(args) -> int:
     if args.json:
         for result in results:
             print(json.dumps(result.to_dict(), allow_nan=False))
+        gap = hindsight_gap(results, WHOLE_SPAN)
+        if gap is not None:
+            print(json.dumps({"hindsight_gap": [gap.to_dict()]}, allow_nan=False))
     else:
         print("\n".join(describe(results)))
     return 0

@@ -8,11 +8,17 @@ verdict ("edge" only when the interval excludes 0 and the margin is worth having
 is the primary one (``--primary``), every other is Holm-adjusted. Each fold's embargo says
 what set it; the trader's labels' look-ahead and a hindsight check are printed at the end.
 The position head's entries and exits are scored as events per fold and pooled
-(``ml.entry_events``: recall, precision and timing beside random entries at the model's rate).
+(``ml.entry_events``: recall, precision and timing beside random entries at the model's rate),
+against every mark and, "vs blind marks", against the trader's blind marks only
+(``ml.blind_marks``; "—" without one). ``--backtest`` trades the test spans beside the trader's
+blind marks, their hindsight marks and buy & hold, and prints the hindsight gap (hindsight
+minus blind: return, win rate, mean trade) per test span and over them all.
 Progress goes to stderr; ``--json`` prints one JSON object per fold and head on stdout (the
-position head's with ``trade_events``), then one summary object (``trade_events`` pooled,
-``folds_trade_events`` per fold). Every argument is checked before torch is loaded. Ctrl-C
-(or SIGTERM) stops after the current batch: exit 130 (143).
+position head's with ``trade_events``, its ``blind`` the scores against the blind marks), then
+one summary object (``trade_events`` pooled, ``folds_trade_events`` per fold); with
+``--backtest`` one object per signal and one ``hindsight_gap`` object. Every argument is
+checked before torch is loaded. Ctrl-C (or SIGTERM) stops after the current batch: exit 130
+(143).
 """
 
 from __future__ import annotations
@@ -23,9 +29,11 @@ from dataclasses import asdict
 
 import numpy as np
 
+from ..annotations.origin_filter import MARKS
 from ..backtest.signals import SIGNAL_HEADS
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
+from ..ml.blind_marks import blind_of, describe_blind_events
 from ..ml.config import DEFAULT_MAX_EMBARGO, DEFAULT_SEEDS, EvaluationConfig
 from ..ml.entry_events import describe_match
 from ..ml.epoch_choice import describe_choice
@@ -62,9 +70,13 @@ def register(sub) -> None:
                    help="CPU threads (default: cores - 1, at most 2)")
     p.add_argument("--no-annotations", action="store_true",
                    help="ignore the trader's annotations (the trader's heads stay masked)")
+    p.add_argument("--marks", choices=MARKS, default=None,
+                   help="which of the trader's marks to learn: all (default), or only the "
+                        "blind ones made in blind replay")
     p.add_argument("--backtest", action="store_true",
                    help="also backtest the model's signals on the test spans after costs, "
-                        "beside the trader's marks (if any) and buy & hold")
+                        "beside the trader's blind and hindsight marks (if any) and "
+                        "buy & hold, with the hindsight gap per test span")
     p.add_argument("--backtest-head", choices=SIGNAL_HEADS, default=None,
                    help="the head that signals (default: position with marks, else candle)")
     add_cost_flags(p)
@@ -125,6 +137,7 @@ class _Report:
                     if events is not None:
                         for match in (events.entries, events.exits):
                             say(f"    {describe_match(match)}")
+                        _say_blind(events)
                     if self.as_json:
                         extra = {} if events is None else {"trade_events": asdict(events)}
                         print(json.dumps(_plain({"fold": event.fold, "head": head,
@@ -144,6 +157,7 @@ class _Report:
                     if head == "position" and event.trade_events is not None:
                         for match in (event.trade_events.entries, event.trade_events.exits):
                             say(f"    {describe_match(match)}")
+                        _say_blind(event.trade_events)
                 for k, heads in enumerate(event.fold_heads):
                     verdicts = [f"{head} {heads[head].verdict}" for head in CLASS_HEADS
                                 if heads[head].verdict is not None]
@@ -164,6 +178,14 @@ class _Report:
                             event.trade_events),
                         "folds_trade_events": [asdict(t) for t in event.fold_trade_events]})),
                           flush=True)
+
+
+def _say_blind(events) -> None:
+    """The entries and exits against the blind marks, where they were scored."""
+    scored, blind = blind_of(events)
+    if scored:
+        for line in describe_blind_events(blind):
+            say(f"    {line}")
 
 
 def run(args) -> int:
@@ -187,7 +209,7 @@ def _evaluate(args, stop: threading.Event) -> None:
                          "window_stride": args.stride},
         target_overrides={"flat_band": args.flat_band},
         feature_overrides=context_overrides(args), device=args.device,
-        use_annotations=not args.no_annotations)
+        use_annotations=not args.no_annotations, marks=args.marks or "all")
     if args.folds < 2:
         raise WorkstationError(f"--folds must be at least 2, got {args.folds}")
     if args.workers is not None and args.workers < 1:
@@ -212,11 +234,17 @@ def _evaluate(args, stop: threading.Event) -> None:
         f"seed{'s' if settings.seeds != 1 else ''} a fold, {workers} at once")
     signals = _WalkForwardSignals(args, len(candles), labelled.annotations > 0) \
         if args.backtest else None
+    blind = None
+    if labelled.annotations:
+        from ..ml.blind_marks import market_blind_position
+
+        blind = market_blind_position(app_paths().annotations_db, key, candles,
+                                      plan.target_spec)
     try:
         evaluate(data, plan.model_config, plan.train_config, folds=args.folds,
                  device=plan.device, provenance=key.provenance, on_event=_Report(args.json),
                  stop=stop, on_test_predictions=signals, workers=workers,
-                 settings=settings)
+                 settings=settings, blind_position=blind)
     except EvaluationStopped as exc:
         say(f"workstation: {exc}")
         return
@@ -235,6 +263,7 @@ class _WalkForwardSignals:
         self.head = args.backtest_head or ("position" if marked else "candle")
         self.signals = {level: np.zeros(n, dtype=np.int8) for level in self.levels}
         self.span: tuple[int, int] | None = None
+        self.tests: list[tuple[int, int]] = []  # each fold's test span
 
     def __call__(self, fold, classes, confidence) -> None:
         from ..backtest.signals import model_signal
@@ -245,13 +274,22 @@ class _WalkForwardSignals:
         for level, signal in self.signals.items():
             signal[start:stop] = model_signal(self.head, classes[h], confidence[h], level)
         self.span = (start if self.span is None else self.span[0], stop)
+        self.tests.append((start, stop))
 
     def report(self, candles, key) -> None:
         from ..backtest.costs import costs_for
         from ..backtest.engine import Sizing
-        from ..backtest.report import MARKS, OUT_OF_SAMPLE, backtest_signals, describe
+        from ..backtest.report import (
+            OUT_OF_SAMPLE,
+            backtest_signals,
+            describe,
+            describe_gaps,
+            hindsight_gap,
+            marks_columns,
+            span_gaps,
+        )
         from ..backtest.request import signal_name
-        from ..backtest.signals import market_marks_signal
+        from ..backtest.signals import market_marks_signals
         from ..backtest.worth import recorded_tick
         from ..paths import app_paths
 
@@ -259,17 +297,33 @@ class _WalkForwardSignals:
         args = self.args
         signals = {signal_name(f"model {self.head}", level, len(self.levels) > 1):
                    (signal, OUT_OF_SAMPLE) for level, signal in self.signals.items()}
-        marks = market_marks_signal(candles, key, app_paths().annotations_db)
-        if marks[self.span[0]:self.span[1]].any():
-            signals["trader's marks"] = (marks, MARKS)
+        marks = market_marks_signals(candles, key, app_paths().annotations_db)
+        marked = any(m[self.span[0]:self.span[1]].any() for m in marks.values())
+        if marked:  # the trader as a baseline, on the same spans and costs
+            signals.update(marks_columns(marks))
+        costs = costs_for(key, fee_bps=args.fee_bps, slippage_bps=args.slippage_bps)
         results = backtest_signals(
             candles, signals, series=key.provenance, span=self.span, sizing=Sizing(args.size),
-            costs=costs_for(key, fee_bps=args.fee_bps, slippage_bps=args.slippage_bps),
-            tick=recorded_tick(app_paths().candle_cache, key.source, key.symbol))
+            costs=costs, tick=recorded_tick(app_paths().candle_cache, key.source, key.symbol))
         say("backtest of the test spans, each traded by the fold's own model:")
-        for line in describe(results):
+        for line in describe(results, "all test spans"):
             say(f"  {line}")
+        gaps = []
+        if marked:
+            folds = len(self.tests)
+            gaps = span_gaps(candles, marks, [(f"fold {k + 1}/{folds}", test)
+                                              for k, test in enumerate(self.tests)],
+                             costs=costs, sizing=Sizing(args.size))
+            overall = hindsight_gap(results, "all")
+            assert overall is not None  # both marks samples are among the results
+            gaps.append(overall)
+            for line in describe_gaps(gaps):
+                say(f"  {line}")
         if args.json:
             for result in results:
                 print(json.dumps({"backtest": True, **result.to_dict()}, allow_nan=False),
                       flush=True)
+            if gaps:
+                print(json.dumps({"backtest": True,
+                                  "hindsight_gap": [g.to_dict() for g in gaps]},
+                                 allow_nan=False), flush=True)

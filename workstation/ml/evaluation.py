@@ -22,7 +22,10 @@ everything before block ``k + 1`` (an expanding window) and is tested on block `
   and the verdict. The backtest (``on_test_predictions``) trades the first seed's model;
 - the position head's entries and exits are scored as events on the test span
   (``entry_events``: recall, precision and timing within ``EVENT_WINDOW`` candles, beside
-  random events at the model's rate, of the first seed's model).
+  random events at the model's rate, of the first seed's model); given the positions of the
+  trader's blind marks alone (``blind_position``, ``blind_marks``), also against those, the
+  same way (``blind_marks.ScoredTradeEvents.blind``: None where no blind mark labels the
+  span).
 
 The summary pools the test spans of every fold (bootstrapping their days together; the
 entries and exits too, ``EvaluationFinished.trade_events``). One
@@ -44,7 +47,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..errors import WorkstationError
 from .baselines import fit_baselines
+from .blind_marks import blind_tallies, pooled_blind_events, with_blind
 from .config import EvaluationConfig, TradingTransformerConfig, TrainConfig
 from .dataset import TrainingData
 from .entry_events import EventTally, span_tallies, trade_events
@@ -64,16 +69,22 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
              provenance: str, on_event: Callable[[object], None],
              stop: threading.Event | None = None,
              on_test_predictions: Callable[[Fold, np.ndarray, np.ndarray], None] | None = None,
-             workers: int = 1, settings: EvaluationConfig | None = None
-             ) -> EvaluationFinished:
+             workers: int = 1, settings: EvaluationConfig | None = None,
+             blind_position: np.ndarray | None = None) -> EvaluationFinished:
     """Train and test every fold (see the module docstring); imports torch.
     ``on_test_predictions(fold, classes, confidence)`` receives each fold's predictions on
     its test span (``[C, test candles]`` per class head, ``CLASS_HEADS`` order): what a
     backtest of the walk-forward needs. ``workers`` > 1 trains the folds in that many
     processes at once (``parallel_folds``); the results are the same, fold by fold.
-    ``settings``: seeds per fold, embargo cap and primary head (default ``EvaluationConfig()``)."""
+    ``settings``: seeds per fold, embargo cap and primary head (default ``EvaluationConfig()``).
+    ``blind_position``: the trader's blind marks' position per candle of ``data``
+    (``blind_marks.blind_position``); with it every ``trade_events`` is a
+    ``blind_marks.ScoredTradeEvents``, scored against them too."""
     stop = stop or threading.Event()
     settings = settings or EvaluationConfig()
+    if blind_position is not None and len(blind_position) != len(data):
+        raise WorkstationError(f"{len(blind_position)} blind positions for {len(data)} "
+                               "candles: they must be one per candle")
     labels = label_reach(data.targets)
     plan = walk_forward_folds(len(data), folds, model_config.seq_len, data.target_spec.horizon,
                               longest_mark=max((r.longest for r in labels), default=0),
@@ -98,6 +109,7 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
     pooled: dict[str, list] = {head: [] for head in CLASS_HEADS}
     per_fold: list[dict[str, _Scored]] = []
     spans: list[dict[str, EventTally]] = []
+    blind_spans: list[dict[str, EventTally] | None] = []
     fold_events: list[TradeEvents] = []
     for fold in plan:
         runs = [next(results) for _ in configs]
@@ -116,9 +128,16 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
             pooled[head].append((truth, predicted[:, h], baselines, days))
         per_fold.append(scored)
         positions, predicted_positions, _, _ = pooled["position"][-1]
+        fold_seed = train_config.seed + fold.index
         spans.append(span_tallies(positions, predicted_positions, data.ts[slice(*fold.test)],
-                                  seed=train_config.seed + fold.index))
-        fold_events.append(trade_events(spans[-1:], train_config.seed + fold.index))
+                                  seed=fold_seed))
+        fold_events.append(trade_events(spans[-1:], fold_seed))
+        if blind_position is not None:
+            blind_spans.append(blind_tallies(blind_position[slice(*fold.test)],
+                                             predicted_positions, data.ts[slice(*fold.test)],
+                                             seed=fold_seed))
+            fold_events[-1] = with_blind(fold_events[-1],
+                                         pooled_blind_events(blind_spans[-1:], fold_seed))
         epochs = tuple(epoch for _, _, epoch in runs)
         on_event(FoldScored(fold.index, folds, fold.train, fold.test, fold.embargo, epochs[0],
                             {head: score for head, (score, _) in scored.items()},
@@ -128,10 +147,13 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
     summary, fold_heads = _adjusted(
         {head: _pooled_score(head, parts, train_config.seed) for head, parts in pooled.items()},
         per_fold, primary)
+    pooled_events = trade_events(spans, train_config.seed) if marked else None
+    if pooled_events is not None and blind_position is not None:
+        pooled_events = with_blind(pooled_events,
+                                   pooled_blind_events(blind_spans, train_config.seed))
     finished = EvaluationFinished(
         folds, summary, time.monotonic() - started, primary, fold_heads, labels,
-        trade_events(spans, train_config.seed) if marked else None,
-        tuple(fold_events) if marked else ())
+        pooled_events, tuple(fold_events) if marked else ())
     on_event(finished)
     return finished
 

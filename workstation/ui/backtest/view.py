@@ -6,8 +6,11 @@ It shows the assumptions in words (IN-SAMPLE in red when the trader allowed a ru
 span) with the tick and how often the next open is the close, the equity and drawdown of the
 signals beside buy & hold, the metrics table with backtesting.py's names and what each edge is
 worth (``report.WORTH_SHOWN``: the return before costs beside the mean trade in bps and ticks,
-the break-even cost and the placebo; the placebo's rank in words as its tooltip), and the
-trades of the first signal; those trades are drawn on the
+the break-even cost and the placebo; the placebo's rank in words as its tooltip), the
+trader's blind and hindsight marks as two samples on the same span and costs, with the
+hindsight gap between them below the metrics (``report.GAP_COLUMNS``: hindsight minus blind,
+"—" where either has no trade; hidden without marks), and the trades of the first signal
+(``report.lead``); those trades are drawn on the
 chart (entry and exit fills, a line between them coloured by the trade's result) and Enter on a
 trade shows it there. Every control is a Tab stop, and every choice a command of the keymap
 (``backtest.signals_marks`` ...: the ``Ctrl+K`` palette offers them, each brings the view
@@ -45,11 +48,16 @@ from PySide6.QtWidgets import (
 
 from ...backtest.engine import NEXT_OPEN, SAME_CLOSE
 from ...backtest.report import (
-    BUY_AND_HOLD,
+    GAP_COLUMNS,
     IN_SAMPLE,
     SHOWN,
+    WHOLE_SPAN,
     WORTH_SHOWN,
     BacktestResult,
+    gap_cells,
+    gap_line,
+    hindsight_gap,
+    lead,
     metric_text,
     prices_line,
     short_sample,
@@ -60,6 +68,7 @@ from ...backtest.report import (
 from ...backtest.request import ANNOTATIONS, RUN_PREFIX, BacktestRequest, run_request
 from ...errors import WorkstationError
 from ..command_registry import create_command_actions
+from ..tables import cell_texts
 from ..training.worker import ProgressRelay, TaskFailed, TaskWorker, WorkerThread
 
 if TYPE_CHECKING:
@@ -195,12 +204,28 @@ class BacktestView(QWidget):
         self.trades.verticalHeader().setVisible(False)
         self.trades.setWordWrap(False)
         self.trades.activated.connect(lambda index: self.show_trade(index.row()))
+        self.gap = QTableWidget(0, len(GAP_COLUMNS))
+        self.gap.setObjectName("backtestHindsightGap")
+        self.gap.setHorizontalHeaderLabels(list(GAP_COLUMNS))
+        self.gap.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.gap.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.gap.verticalHeader().setVisible(False)
+        self.gap.setWordWrap(False)
+        self.gap_label = QLabel("Hindsight gap: the hindsight marks minus the blind marks "
+                                "(return and win rate in pp, mean trade in bps)")
+        self.gap_label.setWordWrap(True)
+        self.gap.setToolTip("The trader's hindsight marks minus their blind marks, on the "
+                            "same span and costs; — where either has no trade")
         self.trades_label = QLabel("Trades")
         tables = QWidget()
         tables_column = QVBoxLayout(tables)
         tables_column.setContentsMargins(0, 0, 0, 0)
         tables_column.addWidget(QLabel("Metrics (backtesting.py's names)"))
         tables_column.addWidget(self.metrics)  # as tall as its rows (``_fit_metrics``)
+        tables_column.addWidget(self.gap_label)
+        tables_column.addWidget(self.gap)  # as tall as its rows (``show_gap``)
+        self.gap.hide()  # until a backtest of the marks
+        self.gap_label.hide()
         tables_column.addWidget(self.trades_label)
         tables_column.addWidget(self.trades, 1)
         results = QSplitter(Qt.Orientation.Horizontal)
@@ -386,7 +411,8 @@ class BacktestView(QWidget):
         self.assumptions.setText(text)
         self.plots.show_results(results, candles.ts)
         self._fill_metrics(results)
-        signal = next((r for r in results if r.name != BUY_AND_HOLD), first)
+        self.show_gap(results)
+        signal = lead(results)
         self._fill_trades(signal)
         self._draw_trades(signal)
         self._say(summary(results))
@@ -435,6 +461,30 @@ class BacktestView(QWidget):
         table.setMinimumWidth(rows.sizeHint().width() + table.columnCount()
                               * header.minimumSectionSize() + frame)
         table.setMinimumHeight(header.sizeHint().height() + rows.length() + frame)
+
+    def show_gap(self, results: list[BacktestResult]) -> None:
+        """The hindsight gap of the span, or nothing (hidden) without both marks samples."""
+        gap = hindsight_gap(results, WHOLE_SPAN)
+        table = self.gap
+        table.setRowCount(0 if gap is None else 1)
+        self.gap.setVisible(gap is not None)
+        self.gap_label.setVisible(gap is not None)
+        if gap is None:
+            return
+        tip = gap_line(gap)
+        for col, text in enumerate(gap_cells(gap)):
+            item = QTableWidgetItem(text)
+            if col:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setToolTip(tip)
+            table.setItem(0, col, item)
+        frame = 2 * table.frameWidth()
+        table.setFixedHeight(table.horizontalHeader().sizeHint().height()
+                             + table.verticalHeader().length() + frame)
+
+    def gap_rows(self) -> list[tuple[str, ...]]:
+        """The hindsight gap table's texts, a tuple a row (none when it is hidden)."""
+        return cell_texts(self.gap)
 
     def metric_cell(self, label: str, name: str) -> str:
         """The metrics table's text for metric (or ``WORTH_SHOWN`` figure) ``label`` of
@@ -490,7 +540,7 @@ class BacktestView(QWidget):
         """Bring the chart forward on trade ``row`` of the table (with a margin around it)."""
         if not self.results or not 0 <= row < self.trades.rowCount():
             return
-        signal = next((r for r in self.results if r.name != BUY_AND_HOLD), self.results[0])
+        signal = lead(self.results)
         assert self._candles is not None  # results come from a run
         t, ts = signal.run.trades, self._candles.ts
         t0, t1 = int(ts[t.entry_bar[row]]), int(ts[t.exit_bar[row]])
@@ -501,10 +551,11 @@ class BacktestView(QWidget):
 
     @property
     def trade_times(self) -> np.ndarray:
-        """The first signal's trades as ``[entry ts, exit ts]`` rows (ms UTC)."""
-        signal = next((r for r in self.results if r.name != BUY_AND_HOLD), None)
-        if signal is None:
+        """The first signal's (``report.lead``) trades as ``[entry ts, exit ts]`` rows (ms
+        UTC)."""
+        if not self.results:
             return np.empty((0, 2), dtype=np.int64)
+        signal = lead(self.results)
         assert self._candles is not None  # results come from a run
         t, ts = signal.run.trades, self._candles.ts
         return np.column_stack([ts[t.entry_bar], ts[t.exit_bar]]).astype(np.int64)

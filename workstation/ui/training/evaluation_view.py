@@ -16,7 +16,9 @@ Beneath, "Entries and exits": per fold and pooled ("all"), the position head's e
 exits as events (``ml.entry_events``): the trader's and the model's counts, recall and
 precision within ``EVENT_WINDOW`` candles each beside random events at the model's rate with
 the margin's 95 % interval, and the median timing error; a row's tooltip says it in the CLI's
-words (``entry_events.describe_match``).
+words (``entry_events.describe_match``). Where the evaluation also scored them against the
+trader's blind marks only (``ml.blind_marks``), each fold's and the pooled entries and exits
+are followed by the same rows "vs blind marks" ("—" throughout without a blind mark there).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...display import NO_DATA, number, percent, points
+from ...ml.blind_marks import NO_BLIND_MARKS, VS_BLIND, blind_of
 from ...ml.config import DEFAULT_SEEDS
 from ...ml.entry_events import EVENT_WINDOW, describe_match, interval_text, too_few_text
 from ...ml.events import (
@@ -103,6 +106,16 @@ def event_cells(m: EventMatch) -> tuple[str, ...]:
             percent(m.random_precision), points(m.precision_margin),
             bar(m.precision_interval) if m.precision_margin is not None else NO_DATA,
             number(m.timing, "+.1f"), number(m.abs_timing, ".1f"))
+
+
+def blind_kind(kind: str) -> str:
+    """The Events cell of a row against the blind marks ("entries vs blind marks")."""
+    return f"{kind} {VS_BLIND}"
+
+
+def blind_event_cells(m: EventMatch | None) -> tuple[str, ...]:
+    """``event_cells`` of a match against the blind marks; "—" throughout without one."""
+    return event_cells(m) if m is not None else (NO_DATA,) * (len(EVENT_COLUMNS) - 2)
 
 
 class EvaluationView(QWidget):
@@ -266,11 +279,21 @@ class EvaluationView(QWidget):
         self.table.scrollToBottom()
 
     def _add_events(self, fold: str, events: TradeEvents) -> None:
-        for match in (events.entries, events.exits):
+        rows = [((fold, m.kind, *event_cells(m)), describe_match(m))
+                for m in (events.entries, events.exits)]
+        scored, blind = blind_of(events)
+        if scored:
+            pairs: tuple[tuple[str, EventMatch | None], ...] = (
+                (events.entries.kind, None if blind is None else blind.entries),
+                (events.exits.kind, None if blind is None else blind.exits))
+            for kind, m in pairs:
+                tip = f"{VS_BLIND}: " + (describe_match(m) if m is not None
+                                         else f"{NO_DATA} ({NO_BLIND_MARKS})")
+                rows.append(((fold, blind_kind(kind), *blind_event_cells(m)), tip))
+        for texts, tip in rows:
             row = self.events_table.rowCount()
             self.events_table.insertRow(row)
-            tip = describe_match(match)
-            for column, text in enumerate((fold, match.kind, *event_cells(match))):
+            for column, text in enumerate(texts):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
                 if fold == "all":

@@ -334,19 +334,24 @@ class EvaluationWorker(ThreadWorker):
 
     def work(self) -> None:
         from ...ml import job as training
+        from ...ml.blind_marks import market_blind_position
         from ...ml.evaluation import evaluate
         from ...ml.folds import EvaluationStopped
 
         job = self.job
         try:
             plan = training.plan(job.request, None)
+            candles = job.candles.candles()
             data, _ = training.training_data(
-                plan, job.candles.candles(), job.series, annotations_db=job.annotations_db,
+                plan, candles, job.series, annotations_db=job.annotations_db,
                 reference=training.load_reference(plan.feature_spec, job.series))
+            blind = market_blind_position(job.annotations_db, job.series, candles,
+                                          plan.target_spec)
             self.outcome = evaluate(data, plan.model_config, plan.train_config,
                                     folds=job.folds, device=plan.device,
                                     provenance=job.series.provenance, on_event=self.relay.put,
-                                    stop=self.stop, settings=EvaluationConfig(seeds=job.seeds))
+                                    stop=self.stop, settings=EvaluationConfig(seeds=job.seeds),
+                                    blind_position=blind)
         except EvaluationStopped as exc:
             self.outcome = StoppedEvaluation(str(exc))
         except Exception as exc:  # noqa: BLE001 - every error ends the evaluation as failed
