@@ -1,11 +1,12 @@
 """Annotations to and from files: versioned JSON (every kind, every field) and CSV (trades).
 
-JSON, version 2::
+JSON, version 3::
 
-    {"version": 2, "annotations": [{"id": "<uuid>", "kind": "trade" | "region" | "point",
+    {"version": 3, "annotations": [{"id": "<uuid>", "kind": "trade" | "region" | "point",
       "market": "real" | "demo", "symbol", "timeframe", "direction", "entry_ts",
       "entry_price", "exit_ts", "exit_price", "stop", "target", "label", "start_ts",
-      "end_ts", "ts", "price", "notes", "tags", "source", "created_at", "updated_at"}, ...]}
+      "end_ts", "ts", "price", "notes", "tags", "source", "created_at", "updated_at",
+      "blind", "decided_at", "unblinded_at"}, ...]}
 
 Times are UTC epoch milliseconds. Fields that do not apply to a kind are null: a trade uses
 direction, entry_ts/entry_price, exit_ts/exit_price and optional stop/target; a region uses
@@ -15,16 +16,27 @@ tags may be null (empty). Unknown keys are an error. Version 1 files (before ann
 their market) have no ``market``: it is read from the symbol as the window wrote it then
 (``model.legacy_market``: ``DEMO:<symbol>`` or a DEMO symbol is a demo mark).
 
+Every kind carries how it was made (version 3): ``blind`` (true: marked in blind replay),
+``decided_at`` (the replay clock at each decision, a list: a trade's entry and exit, a
+region's start and end, a point's one; ``[]`` for a hindsight mark) and ``unblinded_at`` (when
+a blind mark's decision was changed: it is then ``blind: false`` and keeps ``decided_at``;
+null otherwise). The three may be left out or null, in any version: such a record (every
+version 1 and 2 file) imports as a hindsight mark. A blind mark's decisions are each no earlier
+than the close of the candle they mark (``model``).
+
 CSV (trades only), UTF-8, one header line::
 
-    id,market,symbol,timeframe,direction,entry_ts,entry_price,exit_ts,exit_price,stop,target,notes,tags,source,created_at,updated_at
+    id,market,symbol,timeframe,direction,entry_ts,entry_price,exit_ts,exit_price,stop,target,notes,tags,source,created_at,updated_at,blind,entry_decided_at,exit_decided_at,unblinded_at
 
 ``tags`` are joined by ``;``; an empty cell is null. Only direction, entry_ts, entry_price,
 exit_ts and exit_price columns are required: a missing market, symbol or timeframe comes from
 the importer's ``market``/``symbol``/``timeframe`` (a file without a market column reads
 symbols as version 1 JSON does); source defaults to human; missing created_at/updated_at
 default to the file's modification time; a missing id is derived from the trade's content,
-so that importing the same file again finds the same records.
+so that importing the same file again finds the same records. ``blind`` is ``true`` for a
+blind trade and empty otherwise (``false``, ``1`` and ``0`` read too); ``entry_decided_at``
+and ``exit_decided_at`` are its ``decided_at`` (both or neither); empty cells, or a file
+without these columns, import as hindsight.
 
 Reading is all-or-nothing: the first bad record raises ``AnnotationImportError`` naming the
 file, the record (``annotations[i]`` or ``line N``), its id when known, and the field.
@@ -336,7 +348,7 @@ def _csv_blind(cells: dict[str, str]) -> dict[str, Any]:
     if len(decided) == 1:
         raise AnnotationValidationError(
             "exit_decided_at" if cells["entry_decided_at"] else "entry_decided_at",
-            "a blind trade has both decision times")
+            "give both entry_decided_at and exit_decided_at, or neither")
     unblinded = cells["unblinded_at"]
     return {"blind": flag in ("true", "1"), "decided_at": decided,
             "unblinded_at": _csv_int(unblinded, "unblinded_at") if unblinded else None}
