@@ -14,6 +14,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from ..errors import WorkstationError
+from ..market.candles import Candles
+from ..market.replay_clock import index_at
+from ..market.series import MarketKind
 from ..storage import (
     DamagedFileError,
     DiskFullError,
@@ -23,7 +26,7 @@ from ..storage import (
     storage_error,
     why_not_writable,
 )
-from .model import now_ms
+from .model import Region, RegionLabel, now_ms
 
 SCHEMA_VERSION = 1
 _SCHEMA = """CREATE TABLE replay_sessions (
@@ -84,6 +87,22 @@ class ReplaySession:
 
 
 _COLUMNS = tuple(f.name for f in fields(ReplaySession) if f.name != "id")
+
+
+def reviewed_region(session: ReplaySession, candles: Candles, shown: int) -> Region | None:
+    """The blind "reviewed" region of the candles a session's clock passed, the first shown
+    after its start to the last of the ``shown`` candles of ``candles`` (None: none yet),
+    each decided at its close; the session's own region (``reviewed_id``) once it has one."""
+    first, last = index_at(candles, session.started_clock), shown - 1
+    if last < first:
+        return None
+    tf = candles.timeframe.ms
+    start, end = int(candles.ts[first]), int(candles.ts[last])
+    region = Region(market=MarketKind(session.market), symbol=session.symbol,
+                    timeframe=session.timeframe, start_ts=start, end_ts=end,
+                    label=RegionLabel.REVIEWED, notes=f"blind replay session {session.id}",
+                    blind=True, decided_at=(start + tf, end + tf))
+    return replace(region, id=session.reviewed_id) if session.reviewed_id else region
 
 
 class ReplaySessions:

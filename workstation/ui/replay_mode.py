@@ -27,8 +27,7 @@ import time
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QInputDialog, QLabel, QWidget
 
-from ..annotations.model import Region, RegionLabel
-from ..annotations.replay_sessions import ReplaySession, ReplaySessions
+from ..annotations.replay_sessions import ReplaySession, ReplaySessions, reviewed_region
 from ..errors import WorkstationError
 from ..market.replay_clock import (
     DEFAULT_SPEED,
@@ -119,7 +118,8 @@ class ReplayMode(QObject):
         self.session = session or self.sessions.save(ReplaySession(
             source=self.live.spec or key.source, market=key.market.kind.value,
             symbol=key.symbol, timeframe=key.timeframe.name,
-            started_clock=self.clock.now, clock=self.clock.now, speed=str(self.clock.speed),
+            started_clock=self.clock.started_at, clock=self.clock.now,
+            speed=str(self.clock.speed),
             span_from=self.span[0] if self.span else None,
             span_to=self.span[1] if self.span else None))
         area = self.window.chart_area
@@ -352,23 +352,13 @@ class ReplayMode(QObject):
             self._say(f"The replay's progress was not saved: {exc}")
 
     def _write_reviewed(self) -> str | None:
-        """The blind "reviewed" region of every candle the clock passed in this session."""
-        clock, session, key = self.clock, self.session, self.live.key
+        """Store the session's reviewed region, grown to where the clock is."""
+        clock, session = self.clock, self.session
         assert clock is not None and session is not None
-        ts, tf = clock.source.ts, clock.timeframe.ms
-        first = index_at(clock.source, session.started_clock)
-        last = clock.shown - 1
-        if key is None or last < first:
+        region = reviewed_region(session, clock.source, clock.shown)
+        if region is None:
             return None
-        start, end = int(ts[first]), int(ts[last])
-        store = self.window.annotations.store
-        region = Region(market=key.market.kind, symbol=key.symbol, timeframe=key.timeframe.name,
-                        start_ts=start, end_ts=end, label=RegionLabel.REVIEWED,
-                        notes=f"blind replay session {session.id}", blind=True,
-                        decided_at=(start + tf, end + tf))
-        if session.reviewed_id:  # the same region, grown to where the clock is
-            region = dataclasses.replace(region, id=session.reviewed_id)
-        store.upsert(region)
+        self.window.annotations.store.upsert(region)
         return region.id
 
     def _store_changed(self, change) -> None:
