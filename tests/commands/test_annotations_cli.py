@@ -1,7 +1,8 @@
-"""``workstation annotations export|import|list`` through the real CLI entry point."""
+"""``workstation annotations export|import|list|replays`` through the real CLI entry point."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -122,3 +123,39 @@ def test_excel_files_import_and_marks_without_candles_are_kept_with_one_line(tmp
     assert "SOL/USDT 1m: imported 30 candles" in capsys.readouterr().out
     assert main(["annotations", "import", str(marks)]) == 0
     assert "no candles" not in capsys.readouterr().out
+
+
+def test_replays_lists_each_session_with_its_paper_accounts(capsys):
+    from workstation.annotations.replay_sessions import PaperResult, ReplaySession, ReplaySessions
+    from workstation.paths import app_paths
+
+    path = app_paths().replay_db
+    assert main(["annotations", "replays"]) == 0
+    assert capsys.readouterr().out == "no blind replay sessions\n" and not path.exists()
+    sessions = ReplaySessions(path)
+    ended = sessions.save(ReplaySession(
+        source="csv:/d/eth.csv", market="real", symbol="ETH/USDT", timeframe="1h",
+        started_clock=T0, clock=T0 + 7_200_000, speed="60x", decisions=3,
+        span_from=T0 - 86_400_000, span_to=T0 + 86_400_000, started_at=T0, ended_at=T0 + 1))
+    sessions.save(ReplaySession(source="demo", market="demo", symbol="DEMO/USDT",
+                                timeframe="1m", started_clock=T0, clock=T0, speed="5/s",
+                                started_at=T0))
+    paper = PaperResult("PAPER binance ETH/USDT 1h · run r · blind replay 1", 4, 3, 12.5,
+                        0.125, 10_012.5, -1, T0 + 3_600_000)
+    sessions.record_paper(ended.id, paper)
+    sessions.close()
+    assert main(["annotations", "replays"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        "replay 1  csv:/d/eth.csv ETH/USDT 1h  clock 2023-11-14 22:13:20 .. 2023-11-15 00:13:20"
+        " · 60x · 3 decisions · random starts from 2023-11-13 22:13:20 .. 2023-11-15 22:13:20"
+        " · started 2023-11-14 22:13:20, ended 2023-11-14 22:13:20",
+        "    PAPER binance ETH/USDT 1h · run r · blind replay 1: 4 trades (3 won) · P&L +12.50"
+        " (+0.12 %) · equity 10,012.50 at the close of 2023-11-14 23:13:20",
+        "replay 2  demo DEMO/USDT 1m  clock 2023-11-14 22:13:20 .. 2023-11-14 22:13:20 · 5/s"
+        " · 0 decisions · started 2023-11-14 22:13:20, not ended: workstation --replay-from"
+        " resume goes on"]
+    assert main(["annotations", "replays", "--json"]) == 0
+    first, second = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert first["paper"] == [dataclasses.asdict(paper)] and first["decisions"] == 3
+    assert second["paper"] == [] and second["ended_at"] is None

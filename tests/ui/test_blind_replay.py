@@ -18,15 +18,20 @@ from PySide6.QtWidgets import QLabel
 
 from workstation.annotations.horizon import seen_at
 from workstation.annotations.model import Direction, Region, Trade
+from workstation.annotations.replay_sessions import PaperResult
+from workstation.backtest.engine import Costs
+from workstation.backtest.paper import PaperAccount
 from workstation.market.candles import Candles
 from workstation.market.demo import demo_candles
 from workstation.market.series import SeriesKey
 from workstation.market.timeframes import parse_timeframe
 from workstation.paths import app_paths
+from workstation.timeparse import format_minute
 from workstation.ui.command_registry import cheat_sheet, commands
 from workstation.ui.main_window import MainWindow
 
-from conftest import END_TS, Key
+from conftest import END_TS, WAIT_MS, Key
+from live_replay import assert_paper_is_the_engine, script_position_calls, wait_live
 
 CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
 START = 1500  # candles on screen when the replay starts
@@ -273,17 +278,88 @@ def test_the_command_line_starts_a_random_replay_inside_the_span(qtbot, paths):
     assert win.replay.clock.now == at and len(win.chart.candles) == 701
 
 
-def test_live_inference_is_refused_and_the_views_covered_during_replay(qtbot, paths):
+def tiny_training(win: MainWindow, qtbot) -> None:
+    """The window's training form set to a tiny model on the CPU, once the device warmed up."""
+    panel = win.training
+    qtbot.waitUntil(lambda: panel.state == "idle" and bool(panel.settings.devices),
+                    timeout=WAIT_MS)
+    s = panel.settings
+    s.preset.setCurrentText("tiny")
+    s.seq_len.setValue(32)
+    s.stride.setValue(32)
+    s.batch_size.setValue(16)
+    s.epochs.setValue(1)
+    s.device.setCurrentIndex(s.device.findData("cpu"))
+
+
+def idle(panel, qtbot) -> None:
+    qtbot.waitUntil(lambda: panel.state in ("idle", "failed") and not panel.busy,
+                    timeout=WAIT_MS)
+    assert panel.state == "idle", panel.detail
+
+
+def test_live_mode_and_paper_trading_run_on_the_replay_clock_with_a_model_blind_to_it(
+        qtbot, paths, monkeypatch):
+    calls = script_position_calls(monkeypatch)
     win = open_window(qtbot, paths)
-    assert win.replay.start(START)
+    panel, c = win.training, win.live.candles
+    tiny_training(win, qtbot)
+    panel.settings.set_train_until(int(c.ts[1200]))  # the run learns nothing after it
+    panel.start_training()
+    idle(panel, qtbot)
+    run = panel.current_run_id
+    panel.settings.set_train_until(None)
+
+    assert win.replay.start(1000)  # the clock before what the run learned
     covers = win.findChildren(QLabel, "blindCover")
     assert {c.parent() for c in covers} == {win.training_workspace.page, win.backtest.view}
-    win.training.start_live()
-    assert win.training.detail_label.text().startswith("live inference is off during blind")
-    assert win.training.state != "live"
-    win.replay.end()
+    panel.start_live()
+    assert panel.state == "idle" and "live inference during blind replay" in panel.detail
+    learned = format_minute(int(c.ts[1200]) + 60_000)  # the close of its last candle
+    assert (f"run {run} learned {win.live.key.provenance} up to {learned} UTC, after the "
+            f"replay clock ({format_minute(win.replay.clock.now)} UTC)") in panel.detail
+    panel.start_live_training()  # a fresh model learns only the candles the clock passed
+    wait_live(qtbot, panel)
+    first = win.replay.session
+    assert panel._live_account.startswith("a fresh model started ")
+    assert panel._live_account.endswith(f" + per-candle training · blind replay {first.id}")
+
+    assert win.replay.start(START)  # a new replay, after everything the run learned
+    assert panel.state != "live"  # live mode stopped before the new replay's candles showed
+    idle(panel, qtbot)
+    panel.paper.set_enabled(True)
+    calls.clear()
+    panel.start_live()  # F6
+    wait_live(qtbot, panel)
+    session = win.replay.session
+    assert f"run {run}" in panel.detail
+    account = panel.paper.account
+    assert account.run == f"run {run} · blind replay {session.id}"
+    assert win.chart.isVisible()  # the replay brought the charts forward from the training
+    for _ in range(30):
+        QTest.keyClick(win.chart.view, Key.Key_Period)
+        shown = int(win.live.candles.ts[-1])
+        qtbot.waitUntil(lambda shown=shown: account.state.closed_ts == shown, timeout=WAIT_MS)
+    clock = win.replay.clock.now
+    assert all(t.exit_ts < clock for t in account.trades) and len(account.trades) >= 4
+    assert assert_paper_is_the_engine(account, win.live.candles, calls) >= 4
+    kept = win.replay.sessions.paper(session.id)
+    assert kept == [PaperResult(account.label, len(account.trades),
+                                sum(t.pnl > 0 for t in account.trades), account.pnl,
+                                account.return_pct, account.equity, account.state.held,
+                                account.state.closed_ts)]
+    assert (f"PAPER {account.return_pct:+.2f} % · {len(account.trades)} trades"
+            in win.status.connection.text())
+    state = account.state
+
+    win.replay.end()  # live mode stops before the hidden candles show; nothing more traded
+    assert panel.paper.account is None and not panel.blind_replay
+    idle(panel, qtbot)
     qtbot.waitUntil(lambda: not win.findChildren(QLabel, "blindCover"))
-    assert not win.training.blind_replay
+    assert len(win.live.candles) == 3000
+    with PaperAccount(paths.paper_db, account.series, account.run, costs=Costs(0.0)) as saved:
+        assert saved.state == state
+    assert win.replay.sessions.paper(session.id) == kept
 
 
 def test_the_marks_setting_asks_for_blind_marks_only(qtbot, paths):

@@ -6,20 +6,17 @@ left. A real LiveData, chart and worker thread (tiny preset, CPU), as test_train
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import socket
 from types import SimpleNamespace
 
 import ccxt
 import ccxt.async_support
-import numpy as np
 import pytest
 from PySide6.QtWidgets import QWidget
 
-from workstation.backtest.engine import Costs, run_backtest
+from workstation.backtest.engine import Costs
 from workstation.backtest.paper import PaperAccount
-from workstation.backtest.signals import DEFAULT_THRESHOLD, position_signal
 from workstation.market.demo import demo_candles
 from workstation.market.replay import forming_ticks
 from workstation.market.series import SeriesKey
@@ -29,20 +26,16 @@ from workstation.ui.training.paper_view import BADGE, OFF, ON, SETTING, PaperTra
 from workstation.ui.training.prediction_overlay import CURRENT
 
 from conftest import END_TS, WAIT_MS, demo_live
-from live_replay import Replay, wait_live
+from live_replay import (
+    Replay,
+    assert_paper_is_the_engine,
+    script_position_calls,
+    wait_live,
+)
 
 BINANCE = SeriesKey("binance", "ETH/USDT", ONE_MINUTE)
 BADGE_TEXT = re.compile(r"PAPER (flat|long|short)( → (flat|long|short) at next open)? · equity "
                         r"[\d,]+\.\d\d \([+-]\d+\.\d\d %\) · \d+ trades?")
-# what the injected position head says, cycling every 3 candles: long, short, flat, and a long
-# too unsure to count (flat by the threshold rule)
-CALLS = ((0.15, 0.7, 0.15), (0.15, 0.15, 0.7), (0.6, 0.2, 0.2), (0.3, 0.45, 0.25))
-
-
-def call_at(ts: int) -> tuple[float, float, float]:
-    return CALLS[(ts // 60_000 // 3) % len(CALLS)]
-
-
 @pytest.fixture
 def replay(paths, qtbot):
     r = Replay(paths)
@@ -52,22 +45,7 @@ def replay(paths, qtbot):
 
 @pytest.fixture
 def scripted_calls(monkeypatch):
-    """The live model's position head replaced by ``CALLS``; returns the (ts, wanted) of every
-    step it made, in order."""
-    from workstation.ml.online import OnlineLearner
-
-    made: list[tuple[int, int]] = []
-    step = OnlineLearner.on_closed_candle
-
-    def scripted(self, candles, reference=None):
-        out = step(self, candles, reference)
-        probs = call_at(out.prediction.ts)
-        made.append((out.prediction.ts, position_signal(probs, DEFAULT_THRESHOLD)))
-        return dataclasses.replace(out, prediction=dataclasses.replace(
-            out.prediction, position_probs=probs))
-
-    monkeypatch.setattr(OnlineLearner, "on_closed_candle", scripted)
-    return made
+    return script_position_calls(monkeypatch)
 
 
 @pytest.fixture
@@ -155,25 +133,9 @@ def test_live_signals_trade_a_paper_account_on_the_chart_and_in_the_live_tab(
     assert no_orders == []
 
     # what was saved is the backtest engine on the same calls (carried over coalesced ones)
-    candles = replay.live.candles
     with PaperAccount(paths.paper_db, BINANCE.provenance, run, costs=Costs(0.0)) as saved:
         assert saved.costs.fee_source == "binance taker fee (ccxt)"
-        index = {int(t): i for i, t in enumerate(candles.ts)}
-        signal = np.zeros(len(candles), dtype=np.int8)
-        decided = {index[ts]: wanted for ts, wanted in scripted_calls}
-        held = 0
-        for i in range(min(decided), len(candles)):
-            held = decided.get(i, held)
-            signal[i] = held
-        last = index[saved.state.closed_ts]
-        engine = run_backtest(candles.open, candles.close, signal, costs=saved.costs,
-                              cash=10_000.0, span=(min(decided), last + 1))
-        done = ~engine.trades.closed_at_end
-        trades = [t for t in saved.trades if t.exit_ts <= saved.state.closed_ts]
-        assert len(trades) == int(done.sum()) >= 4
-        np.testing.assert_allclose([t.pnl for t in trades], engine.trades.pnl[done], rtol=1e-9)
-        assert [t.entry_ts for t in trades] == candles.ts[engine.trades.entry_bar[done]].tolist()
-        np.testing.assert_allclose(saved.equity_curve()[1][:-1], engine.equity[:-1], rtol=1e-9)
+        assert assert_paper_is_the_engine(saved, replay.live.candles, scripted_calls) >= 4
 
 
 def test_after_a_restart_the_paper_account_shows_again(qtbot, replay, make_dock, paths,

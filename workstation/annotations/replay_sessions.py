@@ -3,8 +3,11 @@
 A ``ReplaySession`` says where a replay ran (source, market, symbol, timeframe), the span its
 random starts were drawn from, the clock where it started and where it is (or stopped), its
 speed, how many blind decisions were made in it and when it ran; ``ended_at`` is None while
-it can be resumed. Each change is one durable transaction (WAL, ``synchronous=FULL``), so a
-replay resumes after a crash where its clock was last saved.
+it can be resumed. When the model paper-trades on the replay clock (live mode in a replay),
+each paper account's results are kept with its session (``PaperResult``: trades, P&L, return,
+equity, the position held, as the account's own file ``paper.sqlite`` last had them). Each
+change is one durable transaction (WAL, ``synchronous=FULL``), so a replay resumes after a
+crash where its clock was last saved.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ..storage import (
 )
 from .model import Region, RegionLabel, now_ms
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SCHEMA = """CREATE TABLE replay_sessions (
     id INTEGER PRIMARY KEY,
     source TEXT NOT NULL,
@@ -44,7 +47,18 @@ _SCHEMA = """CREATE TABLE replay_sessions (
     reviewed_id TEXT,
     started_at INTEGER NOT NULL,
     ended_at INTEGER)"""
-_TABLES = {"replay_sessions"}
+_PAPER_SCHEMA = """CREATE TABLE replay_paper (
+    session_id INTEGER NOT NULL REFERENCES replay_sessions (id) ON DELETE CASCADE,
+    account TEXT NOT NULL,
+    trades INTEGER NOT NULL CHECK (trades >= 0),
+    wins INTEGER NOT NULL CHECK (wins >= 0),
+    pnl REAL NOT NULL,
+    return_pct REAL NOT NULL,
+    equity REAL NOT NULL,
+    held INTEGER NOT NULL CHECK (held IN (-1, 0, 1)),
+    marked_ts INTEGER,
+    PRIMARY KEY (session_id, account))"""
+_TABLES = {"replay_sessions"}  # a version-1 file has no replay_paper yet: it gets one
 _LOST = "the list of past replays starts over; your marks are not in it"
 
 
@@ -89,6 +103,26 @@ class ReplaySession:
 _COLUMNS = tuple(f.name for f in fields(ReplaySession) if f.name != "id")
 
 
+@dataclass(frozen=True)
+class PaperResult:
+    """Where one paper account of a replay session stands: ``account`` its label
+    (``backtest.paper.PaperAccount.label``), ``trades`` closed (``wins`` with a positive
+    P&L), ``pnl`` and ``return_pct`` after costs, ``equity`` at the close of ``marked_ts``
+    and the position ``held`` (+1 long, 0 flat, -1 short)."""
+
+    account: str
+    trades: int
+    wins: int
+    pnl: float
+    return_pct: float
+    equity: float
+    held: int
+    marked_ts: int | None = None
+
+
+_PAPER_COLUMNS = tuple(f.name for f in fields(PaperResult))
+
+
 def reviewed_region(session: ReplaySession, candles: Candles, shown: int) -> Region | None:
     """The blind "reviewed" region of the candles a session's clock passed, the first shown
     after its start to the last of the ``shown`` candles of ``candles`` (None: none yet),
@@ -122,9 +156,12 @@ class ReplaySessions:
             if problem is not None:
                 raise damaged(self.path, "replay sessions file", problem, _LOST,
                               DamagedReplayError)
-            if self._conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+            if version < SCHEMA_VERSION:
                 with self._transaction():
-                    self._conn.execute(_SCHEMA)
+                    if version == 0:
+                        self._conn.execute(_SCHEMA)
+                    self._conn.execute(_PAPER_SCHEMA)
                     self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             self._conn.close()
@@ -157,6 +194,22 @@ class ReplaySessions:
                              f"{', '.join(f'{name} = ?' for name in _COLUMNS)} WHERE id = ?",
                              [*values, session.id])
         return session
+
+    def record_paper(self, session_id: int, result: PaperResult) -> None:
+        """Keep ``result`` as session ``session_id``'s account ``result.account`` now."""
+        values = [getattr(result, name) for name in _PAPER_COLUMNS]
+        with self._transaction() as conn:
+            conn.execute(f"INSERT OR REPLACE INTO replay_paper (session_id, "
+                         f"{', '.join(_PAPER_COLUMNS)}) "
+                         f"VALUES (?, {', '.join('?' * len(_PAPER_COLUMNS))})",
+                         [session_id, *values])
+
+    def paper(self, session_id: int) -> list[PaperResult]:
+        """The paper accounts of session ``session_id``, by label."""
+        rows = self._conn.execute(
+            f"SELECT {', '.join(_PAPER_COLUMNS)} FROM replay_paper WHERE session_id = ? "
+            "ORDER BY account", (session_id,)).fetchall()
+        return [PaperResult(*row) for row in rows]
 
     def all(self) -> list[ReplaySession]:
         """Every session, oldest first."""

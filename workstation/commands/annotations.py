@@ -1,13 +1,17 @@
-"""``workstation annotations export|import|list``: annotations to and from files, headless."""
+"""``workstation annotations export|import|targets|list|replays``: annotations to and from
+files, the targets training reads, and the blind replay sessions, headless."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import json
 from pathlib import Path
 
 from ..annotations.io import FORMATS, export_annotations, import_annotations
 from ..annotations.model import Region, Trade
 from ..annotations.origin_filter import MARKS, label_origins, marks_used
+from ..annotations.replay_sessions import ReplaySession, ReplaySessions
 from ..annotations.store import AnnotationStore
 from ..annotations.totals import Totals
 from ..annotations.without_candles import no_candles_note
@@ -49,6 +53,12 @@ def register(sub) -> None:
     _add_series_options(lst, "list only")
     lst.add_argument("--kind", choices=("trade", "region", "point"), help="list only this kind")
     lst.set_defaults(func=run_list)
+
+    replays = actions.add_parser(
+        "replays", help="print the blind replay sessions: span, clock, speed, decisions and "
+                        "the paper account's results")
+    replays.add_argument("--json", action="store_true", help="one JSON object per session")
+    replays.set_defaults(func=run_replays)
 
 
 def _add_series_options(parser, what: str) -> None:
@@ -160,3 +170,40 @@ def run_list(args) -> int:
         print("  ".join(part for part in parts if part))
     print(Totals.of(annotations).text())
     return 0
+
+
+def run_replays(args) -> int:
+    found: list[tuple[ReplaySession, list]] = []
+    path = app_paths().replay_db
+    if path.exists():
+        sessions = ReplaySessions(path)
+        try:
+            found = [(s, sessions.paper(s.id)) for s in sessions.all() if s.id is not None]
+        finally:
+            sessions.close()
+    if args.json:
+        for session, paper in found:
+            print(json.dumps({**dataclasses.asdict(session),
+                              "paper": [dataclasses.asdict(p) for p in paper]},
+                             allow_nan=False))
+        return 0
+    if not found:
+        print("no blind replay sessions")
+        return 0
+    for session, paper in found:
+        print(_replay_line(session))
+        for p in paper:
+            print(f"    {p.account}: {p.trades} trades ({p.wins} won) · P&L {p.pnl:+,.2f} "
+                  f"({p.return_pct:+.2f} %) · equity {p.equity:,.2f}"
+                  + (f" at the close of {_when(p.marked_ts)}" if p.marked_ts else ""))
+    return 0
+
+
+def _replay_line(s: ReplaySession) -> str:
+    span = "" if s.span is None else f" · random starts from {_when(s.span[0])} .. " \
+                                     f"{_when(s.span[1])}"
+    state = (f"ended {_when(s.ended_at)}" if s.ended_at is not None
+             else "not ended: workstation --replay-from resume goes on")
+    return (f"replay {s.id}  {s.source} {s.symbol} {s.timeframe}  clock {_when(s.started_clock)}"
+            f" .. {_when(s.clock)} · {s.speed} · {s.decisions} decisions{span} · started "
+            f"{_when(s.started_at)}, {state}")

@@ -51,7 +51,7 @@ import secrets
 import shutil
 import threading
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -335,10 +335,12 @@ class CheckpointStore:
 
     def newest_with_checkpoint(self, first: str | None = None) -> str | None:
         """``first`` if it has a latest checkpoint, else the newest run that has one."""
-        for run_id in self._candidates(first):
-            if self.has_checkpoint(run_id):
-                return run_id
-        return None
+        return next(self.with_checkpoint(first), None)
+
+    def with_checkpoint(self, first: str | None = None) -> Iterator[str]:
+        """The runs that have a latest checkpoint: ``first`` (if it has one), then the others,
+        newest first."""
+        return (run_id for run_id in self._candidates(first) if self.has_checkpoint(run_id))
 
     def resume_point(self, run_id: str) -> ResumePoint | None:
         """Where a run would continue from its latest checkpoint; None if that checkpoint

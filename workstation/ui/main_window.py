@@ -458,6 +458,8 @@ class MainWindow(QMainWindow):
         await self.training.reference_feed.stop()
         await self.chart_area.stop_feeds()
         self.backtest.view.shutdown()
+        for changed in (self.chart_area.active_changed, self.chart_area.series_changed):
+            changed.disconnect(self._annotation_target)  # focus moves as the window closes
         self.linked_annotations.close()
         self.annotations.close()
         self.training_workspace.close()

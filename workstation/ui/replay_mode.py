@@ -11,8 +11,16 @@ region, so its candles without a trade are the trader's "no trade" decisions. Th
 kept (``annotations.replay_sessions``): its clock is saved at every pause, jump and end (and
 every few seconds of play), so it resumes after a restart where it stopped.
 
-The status bar says ``REPLAY <clock> · <speed> · blind`` while it runs. Ending the replay
-opens the source again as it was.
+Live mode runs on the replay clock only with a model that learned nothing after it
+(``ml.replay_models``; a fresh model with per-candle training always may): it predicts each
+candle the clock passes, and with PAPER trading on, its account is the session's own ("… ·
+blind replay 7"), filled at the next open after costs as in live paper trading; the account's
+results are kept with the session (``replay_sessions.PaperResult``). Live mode stops when the
+replay ends, before the hidden candles are shown.
+
+The status bar says ``REPLAY <clock> · <speed> · blind`` while it runs (with the paper
+account's return and trades once it has one). Ending the replay opens the source again as it
+was.
 """
 
 from __future__ import annotations
@@ -27,7 +35,12 @@ import time
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QInputDialog, QLabel, QWidget
 
-from ..annotations.replay_sessions import ReplaySession, ReplaySessions, reviewed_region
+from ..annotations.replay_sessions import (
+    PaperResult,
+    ReplaySession,
+    ReplaySessions,
+    reviewed_region,
+)
 from ..errors import WorkstationError
 from ..market.replay_clock import (
     DEFAULT_SPEED,
@@ -90,8 +103,10 @@ class ReplayMode(QObject):
         self._timer.timeout.connect(self._tick)
         self._played_from = (0.0, 0)  # monotonic time and candles shown when play began
         self._saved_wall = 0.0
+        self._paper: PaperResult | None = None  # the session's paper account, last seen
         self.live.opening.connect(self._source_opening)
         window.annotations.store.subscribe(self._store_changed)
+        window.training.paper.changed.connect(self._paper_changed)
 
     @property
     def active(self) -> bool:
@@ -114,6 +129,7 @@ class ReplayMode(QObject):
             return False
         speed = speed or (self.clock.speed if self.clock is not None else DEFAULT_SPEED)
         self._finish_session()
+        self.window.training.enter_replay(self)  # before its candles show: live mode stops
         self.clock = ReplayClock(source, shown, speed)
         self.session = session or self.sessions.save(ReplaySession(
             source=self.live.spec or key.source, market=key.market.kind.value,
@@ -122,16 +138,16 @@ class ReplayMode(QObject):
             speed=str(self.clock.speed),
             span_from=self.span[0] if self.span else None,
             span_to=self.span[1] if self.span else None))
+        assert self.session.id is not None  # saved
+        kept = self.sessions.paper(self.session.id)  # a resumed replay's account, as it was
+        self._paper = kept[0] if len(kept) == 1 else None
         area = self.window.chart_area
         area.follow_all()  # one clock: no chart keeps a live series of its own
         self._set_clocks(self.clock.now)  # before the reset: the views reload behind it
         self.live.show_replay(self.clock.visible(), self._detail())
         self._cover(True)
-        training = self.window.training
-        training.blind_replay = True
-        if training.state == "live":  # its model may have learned what the clock hides
-            training.stop()
         self.window.chart.go_live()
+        self.window.training_workspace.show_chart()  # the replay plays on the charts: keys too
         self._show()
         self._say(f"Blind replay from {format_minute(self.clock.now)}: Space plays, . steps, "
                   f"Ctrl+Shift+E ends; marks made now are blind")
@@ -322,11 +338,12 @@ class ReplayMode(QObject):
 
     def _stop_showing(self) -> None:
         self._timer.stop()
+        self.window.training.leave_replay()  # before the hidden candles are shown
         self.clock = None
         self.session = None
+        self._paper = None
         self._set_clocks(None)
         self._cover(False)
-        self.window.training.blind_replay = False
         self.window.status.show_replay(None)
         self.changed.emit()
 
@@ -371,6 +388,38 @@ class ReplayMode(QObject):
             self.session = dataclasses.replace(session, decisions=session.decisions + made)
             self._show()
 
+    # -- live mode and its paper account on the replay clock -------------------------------
+    def clock_now(self) -> int:
+        """The replay clock (epoch ms) of the replay that runs."""
+        assert self.clock is not None
+        return self.clock.now
+
+    def paper_account(self, model: str) -> str:
+        """The name of the paper account ``model`` trades in this replay: its own, the
+        session's (a restart that resumes the replay goes on with it)."""
+        assert self.session is not None
+        return f"{model} · blind replay {self.session.id}"
+
+    def _paper_changed(self, account) -> None:
+        """Keep the session's paper account's results (``backtest.paper.PaperAccount``)."""
+        session = self.session
+        if session is None or session.id is None \
+                or not account.run.endswith(self.paper_account("")):
+            return
+        trades = account.trades
+        result = PaperResult(account.label, len(trades), sum(t.pnl > 0 for t in trades),
+                             account.pnl, account.return_pct, account.equity,
+                             account.state.held, account.state.closed_ts)
+        if result == self._paper:
+            return
+        self._paper = result
+        try:
+            self.sessions.record_paper(session.id, result)
+        except WorkstationError as exc:
+            log.error("replay session: %s", exc)
+            self._say(f"The replay's paper results were not saved: {exc}")
+        self._show()
+
     # -- what the window shows -------------------------------------------------------------
     def _set_clocks(self, now: int | None) -> None:
         self.window.annotations.set_clock(now)
@@ -395,8 +444,11 @@ class ReplayMode(QObject):
             return ""
         state = "" if clock.playing else " · paused"
         decisions = self.session.decisions if self.session is not None else 0
+        paper = self._paper
+        traded = "" if paper is None else \
+            f" · PAPER {paper.return_pct:+.2f} % · {paper.trades} trades"
         return (f"REPLAY {format_minute(clock.now)} · {clock.speed} · blind{state} · "
-                f"{decisions} decisions · {clock.left:,} candles hidden")
+                f"{decisions} decisions{traded} · {clock.left:,} candles hidden")
 
     def _show(self) -> None:
         self.window.status.show_replay(self.status_text())

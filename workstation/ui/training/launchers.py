@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ...paths import AppPaths
     from ...viewmodel.training_session import TrainingSession
     from ..live_data import LiveData
+    from ..replay_mode import ReplayMode
     from .confusion import ConfusionMatrices
     from .curves import TrainingCurves
     from .evaluation_view import EvaluationView
@@ -78,7 +79,7 @@ class JobLaunchers:
         _on_completed: Callable[[str], object] | None
         _wanted_open: str | None
         _evaluating: bool
-        blind_replay: bool
+        blind_replay: ReplayMode | None  # the replay that runs
 
         @property
         def state(self) -> str: ...
@@ -145,12 +146,7 @@ class JobLaunchers:
 
     def _live_command(self, train: bool) -> None:
         """Start live mode, switch to it from the other live mode, or say why not
-        (``TrainingSession.live_command``). Not in blind replay: a saved model may have
-        been trained on the candles the replay hides."""
-        if self.blind_replay:
-            self._refuse("live inference is off during blind replay: a saved model may have "
-                         "learned the candles after the replay clock (end the replay first)")
-            return
+        (``TrainingSession.live_command``)."""
         match self.session.live_command(bool(self.settings.devices), self.busy, train):
             case training_session.START:
                 self._start_live(train)
@@ -274,9 +270,13 @@ class JobLaunchers:
         if key is None:
             self._refuse("no data source is open")
             return
-        source = self._live_source_run()
+        source, why = self._live_source_run()
         if source is None and not train:
-            self._refuse("live inference needs a trained model: train one first, or use live "
+            self._refuse(f"live inference during blind replay needs a model that learned "
+                         f"nothing after the replay clock, and {why or 'none is trained'}: "
+                         f"train one on earlier candles, or use live inference with "
+                         f"per-candle training (a fresh model)" if self.blind_replay else
+                         "live inference needs a trained model: train one first, or use live "
                          "inference with per-candle training")
             return
         request = self._settings_request()
@@ -294,6 +294,8 @@ class JobLaunchers:
         if self.overlay is not None:
             self.overlay.clear()
         model = f"run {source}" if source else f"a fresh {request.preset} model"
+        if why:
+            model += f" ({why})"
         self._begin(LiveWorker(job, self.relay),
                     f"live{' + per-candle training' if train else ''}: loading {model} on "
                     f"{request.device}")
@@ -319,8 +321,17 @@ class JobLaunchers:
                     f"walk-forward evaluation: {folds} folds of {len(snapshot):,} candles of "
                     f"{key.provenance} on {request.device}", state="evaluating")
 
-    def _live_source_run(self) -> str | None:
-        return self._store().newest_with_checkpoint(self.current_run_id)
+    def _live_source_run(self) -> tuple[str | None, str | None]:
+        """The model live mode runs (the current run, else the newest), or None; in blind
+        replay the first of them that learned nothing the clock hides
+        (``ml.replay_models``), or None and why the first may not."""
+        store = self._store()
+        if self.blind_replay is None:
+            return store.newest_with_checkpoint(self.current_run_id), None
+        from ...ml.replay_models import blind_run
+
+        return blind_run(store.folder, store.with_checkpoint(self.current_run_id),
+                         self.blind_replay.clock_now())
 
     def _clear_now(self) -> None:
         runs, freed = self._store().clear()

@@ -20,15 +20,17 @@ from ...display import number, percent
 from ...timeparse import format_minute
 from .prediction_overlay import badge_text
 from .reference_feed import ReferenceFeed
+from .worker import LiveWorker
 
 if TYPE_CHECKING:
     from ...viewmodel.training_session import TrainingSession
     from ..live_data import LiveData
+    from ..replay_mode import ReplayMode
     from .curves import TrainingCurves
     from .metric_readout import MetricReadout
     from .paper_view import PaperTrading
     from .prediction_overlay import PredictionOverlay
-    from .worker import LiveWorker, WorkerThread
+    from .worker import WorkerThread
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,7 @@ class LiveMode:
         curves: TrainingCurves
         readout: MetricReadout
         _runner: WorkerThread | None
+        blind_replay: ReplayMode | None
 
         @property
         def state(self) -> str: ...
@@ -74,7 +77,29 @@ class LiveMode:
         self._live_steps = 0
         self._coalesced = 0
 
+    def enter_replay(self, replay: ReplayMode) -> None:
+        """A blind replay starts: live mode stops first, before the replay's candles are
+        shown (its model may have learned what the clock hides); in the replay it starts
+        again only on a model that learned nothing after the clock
+        (``launchers.JobLaunchers._live_source_run``)."""
+        self._leave_live()
+        self.blind_replay = replay
+
+    def leave_replay(self) -> None:
+        """The blind replay ends: live mode on its clock stops now, before the candles the
+        replay hid are shown, its paper account saved as it stands."""
+        self._leave_live()
+        self.blind_replay = None
+
+    def _leave_live(self) -> None:
+        self._live_ready = False  # nothing more is offered to it or traded
+        self.paper.stop()
+        if self._runner is not None and isinstance(self._runner.worker, LiveWorker):
+            self.stop()
+
     def _live_started(self, ready) -> None:
+        if not self.session.takes_progress:
+            return  # stopped before it was ready (a replay began or ended meanwhile)
         self._live_ready = True
         model = f"run {ready.source_run}" if ready.source_run else "a fresh model"
         mode = "predicting with per-candle training" if ready.train else "predicting"
@@ -88,11 +113,12 @@ class LiveMode:
         if ready.source_run is None:  # a fresh model is this session's only
             model = f"{model} started {format_minute(int(time.time() * 1000))} UTC"
         self._live_account = model + (" + per-candle training" if ready.train else "")
-        if self.session.takes_progress:
-            self._set_state("live", self._live_mode)
-            key = self.live_data.key
-            assert key is not None  # a live job starts on an open series only
-            self.paper.start(key, self._live_account)
+        if self.blind_replay is not None:  # its paper account is the replay session's
+            self._live_account = self.blind_replay.paper_account(self._live_account)
+        self._set_state("live", self._live_mode)
+        key = self.live_data.key
+        assert key is not None  # a live job starts on an open series only
+        self.paper.start(key, self._live_account)
         self._follow_reference()  # once live: a reference that fails at once stops it
         self._submit_live()
 

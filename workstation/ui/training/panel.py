@@ -23,9 +23,9 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -96,6 +96,9 @@ from .worker import (
     collect_garbage_on_gui_thread,
 )
 
+if TYPE_CHECKING:
+    from ..replay_mode import ReplayMode
+
 log = logging.getLogger(__name__)
 WARMUP_DELAY_MS = 400  # after the window has shown (torch import would slow its start)
 
@@ -134,7 +137,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.setWindowTitle("Training")
         self.paths = paths
         self.live_data = live_data
-        self.blind_replay = False  # live inference is refused while a blind replay runs
+        self.blind_replay: ReplayMode | None = None  # the blind replay that runs
         self.chart = chart
         self.session = TrainingSession()
         self.current_run_id: str | None = None
@@ -254,7 +257,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         scrolled = QWidget()
         box = QVBoxLayout(scrolled)
         box.setContentsMargins(0, 0, 0, 0)
-        self.settings = TrainingSettings()
+        self.settings = TrainingSettings(remembered=QSettings(
+            str(self.paths.config_dir / "workstation.ini"), QSettings.Format.IniFormat))
         self.marks_box = MarksBox(self.settings.request, self._shown_candles,
                                   self.paths.annotations_db)
         box.addWidget(self.marks_box)

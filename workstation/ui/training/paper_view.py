@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QObject, QSettings, Qt, Slot
+from PySide6.QtCore import QObject, QSettings, Qt, Signal, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -158,7 +158,10 @@ class PaperTrading(QObject):
     shown and ``stop`` when live mode ends. ``enabled``: the toggle; ``account``: the open
     account (None when off, outside live mode or after an error); ``error``: the error that
     stopped paper trading this session; ``checkbox``, ``view`` and ``action`` are its
-    widgets."""
+    widgets. ``changed`` carries the account each time it changed or closes (a blind replay
+    keeps its results)."""
+
+    changed = Signal(object)  # the PaperAccount
 
     def __init__(self, paths: AppPaths, live_data: LiveData, chart, parent: QWidget):
         super().__init__(parent)
@@ -266,6 +269,7 @@ class PaperTrading(QObject):
     def _show(self) -> None:
         if self.account is None:
             return
+        self.changed.emit(self.account)
         self.view.show_account(self.account)
         if self.chart is not None:
             overlays = self.chart.overlays

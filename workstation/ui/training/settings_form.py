@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,12 +22,16 @@ from ...ml.device import DeviceChoice
 from ...ml.job import TrainingRequest
 from ...timeparse import format_minute, parse_time_ms
 
+MARKS_SETTING = "train/marks"  # all | blind: which marks the trader's heads learn
+
 
 class TrainingSettings(QGroupBox):
     """The preset and the main hyperparameters, and the device picker."""
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, remembered: QSettings | None = None):
+        """``remembered``: where the Marks choice is kept (``MARKS_SETTING``) across restarts."""
         super().__init__("Settings", parent)
+        self.remembered = remembered
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.preset = QComboBox()
@@ -106,6 +111,10 @@ class TrainingSettings(QGroupBox):
             "Which of your marks the trader's heads learn: all, or only those made in blind "
             "replay with the future hidden (Ctrl+R)")
         form.addRow("Marks", self.marks)
+        if remembered is not None:
+            kept = self.marks.findData(remembered.value(MARKS_SETTING, "all"))
+            self.marks.setCurrentIndex(max(kept, 0))
+            self.marks.currentIndexChanged.connect(self._remember_marks)
         self.preset.currentTextChanged.connect(self._preset_chosen)
         self.device.currentIndexChanged.connect(self._device_chosen)
         self.devices: list[DeviceChoice] = []
@@ -186,6 +195,10 @@ class TrainingSettings(QGroupBox):
         if self.mixed_precision.isEnabled() and \
                 isinstance(train_config.get("mixed_precision"), bool):
             self.mixed_precision.setChecked(train_config["mixed_precision"])
+
+    def _remember_marks(self) -> None:
+        assert self.remembered is not None
+        self.remembered.setValue(MARKS_SETTING, self.marks.currentData())
 
     def set_train_until(self, ms: int | None) -> None:
         """Hold out the candles after ``ms`` (None: train on every candle)."""
