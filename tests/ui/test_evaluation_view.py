@@ -1,6 +1,7 @@
 """The Evaluation tab of the training dock: a walk-forward evaluation of two folds on demo
-candles (tiny preset, CPU, real worker thread), its table filled from the events, Stop, and a
-failure shown like a training failure."""
+candles (tiny preset, CPU, real worker thread), its table filled from the events, the backtest
+of its test spans beside the trader's blind and hindsight marks (recomputed here from the
+core's pieces), Stop, and a failure shown like a training failure."""
 
 from __future__ import annotations
 
@@ -8,6 +9,21 @@ import pytest
 
 from workstation.annotations.model import Region, Trade
 from workstation.annotations.store import AnnotationStore
+from workstation.backtest.costs import costs_for
+from workstation.backtest.report import (
+    BUY_AND_HOLD,
+    backtest_signals,
+    gap_cells,
+    hindsight_gap,
+    marks_columns,
+    metric_text,
+    span_gaps,
+)
+from workstation.backtest.signals import (
+    BLIND_MARKS_SIGNAL,
+    HINDSIGHT_MARKS_SIGNAL,
+    market_marks_signals,
+)
 from workstation.market.demo import demo_candles
 from workstation.market.series import SeriesKey
 from workstation.market.timeframes import parse_timeframe
@@ -22,6 +38,7 @@ from workstation.ui.training.evaluation_view import COLUMNS, score_cells
 from conftest import END_TS, WAIT_MS
 
 KEY = SeriesKey("demo", "DEMO/USDT", parse_timeframe("15m"))  # 1800 candles: 6 days a span
+QUARTER = 15 * 60_000
 
 
 @pytest.fixture
@@ -41,7 +58,13 @@ def dock(make_dock, paths):
                     + [Trade(**common, direction="long" if k % 2 else "short",
                              entry_ts=int(ts[i]), entry_price=float(close[i]),
                              exit_ts=int(ts[i + 20]), exit_price=float(close[i + 20]))
-                       for k, i in enumerate(range(50, 1750, 60))])
+                       for k, i in enumerate(range(50, 1750, 60))]
+                    + [Trade(**common, direction="short" if k % 3 else "long",
+                             entry_ts=int(ts[i]), entry_price=float(close[i]),
+                             exit_ts=int(ts[i + 12]), exit_price=float(close[i + 12]),
+                             blind=True, decided_at=(int(ts[i]) + QUARTER,
+                                                     int(ts[i + 12]) + QUARTER))
+                       for k, i in enumerate(range(80, 1750, 120))])  # made in replay
     d = make_dock(live)
     d.settings.seq_len.setValue(16)
     d.settings.stride.setValue(16)
@@ -125,6 +148,43 @@ def test_evaluation_runs_two_folds_and_fills_the_table_from_the_events(qtbot, do
     assert dock.evaluation.folds.isEnabled()
     assert dock.events_seen["RunStarted"] == 4  # a fresh model per fold and seed
     assert len(dock.curves.series["loss_train"]) == 0  # the folds are not the run's curves
+    assert_the_backtest_is_the_cores(dock, [f.test for f in folds])
+    dock.evaluation.start(2)  # a new evaluation: no backtest until it has one
+    assert dock.evaluation.backtest is None and dock.evaluation.gap_rows() == []
+    assert not dock.evaluation.backtest_metrics.isVisibleTo(dock.evaluation)
+
+
+def assert_the_backtest_is_the_cores(dock, tests: list[tuple[int, int]]) -> None:
+    """The backtest of the test spans: every head that signals, the trader's blind and
+    hindsight marks and buy & hold, on the test spans at the market's costs; the buy & hold
+    and marks columns and the hindsight gap per fold recomputed from the core's pieces."""
+    view, candles = dock.evaluation, dock.live_data.candles
+    shown = view.backtest
+    assert shown is not None and view.backtest_metrics.isVisibleTo(view)
+    assert view.gap.isVisibleTo(view)
+    names = [r.name for r in shown.results]
+    assert names == ["model position", "model candle", BLIND_MARKS_SIGNAL,
+                     HINDSIGHT_MARKS_SIGNAL, BUY_AND_HOLD]
+    assert list(shown.tests) == tests and shown.span == (tests[0][0], tests[-1][1])
+    costs = costs_for(KEY)
+    marks = market_marks_signals(candles, KEY, dock.paths.annotations_db)
+    again = backtest_signals(candles, marks_columns(marks), series=KEY.provenance,
+                             span=shown.span, costs=costs)
+    for result in again:  # the trader's marks and buy & hold, as the core trades them
+        for label, unit in (("Return [%]", "%"), ("# Trades", "n"), ("Win Rate [%]", "%")):
+            assert view.backtest_metric(label, result.name) == metric_text(result, label, unit)
+    for result in shown.results[:2]:  # the models trade inside the test spans only
+        trades = result.run.trades
+        assert view.backtest_metric("# Trades", result.name) == f"{len(trades):,}"
+        assert all(shown.span[0] <= b < shown.span[1] for b in trades.entry_bar)
+        assert result.assumptions.sample == "out of sample"
+    gaps = span_gaps(candles, marks, [("fold 1/2", tests[0]), ("fold 2/2", tests[1])],
+                     costs=costs)
+    gaps.append(hindsight_gap(again, "all"))
+    assert view.gap_rows() == [gap_cells(g) for g in gaps]
+    assert [row[0] for row in view.gap_rows()] == ["fold 1/2", "fold 2/2", "all"]
+    assert all(g.blind.trades and g.hindsight.trades for g in gaps)  # every gap a number
+    assert "fee" in view.backtest_words.text()
 
 
 def test_stop_ends_the_evaluation_in_its_fold(qtbot, dock):
@@ -141,6 +201,7 @@ def test_stop_ends_the_evaluation_in_its_fold(qtbot, dock):
     assert dock.evaluation.rows() == []
     assert any(isinstance(e, BatchEnd) for e in events)
     assert not any(isinstance(e, (FoldScored, EvaluationFinished)) for e in events)
+    assert dock.evaluation.backtest is None  # nothing traded
 
 
 def test_a_failed_evaluation_is_shown_like_a_failed_run(qtbot, dock):

@@ -10,9 +10,10 @@ what set it; the trader's labels' look-ahead and a hindsight check are printed a
 The position head's entries and exits are scored as events per fold and pooled
 (``ml.entry_events``: recall, precision and timing beside random entries at the model's rate),
 against every mark and, "vs blind marks", against the trader's blind marks only
-(``ml.blind_marks``; "—" without one). ``--backtest`` trades the test spans beside the trader's
-blind marks, their hindsight marks and buy & hold, and prints the hindsight gap (hindsight
-minus blind: return, win rate, mean trade) per test span and over them all.
+(``ml.blind_marks``; "—" without one). ``--backtest`` trades the test spans
+(``backtest.walk_forward``: each head that can signal, or ``--backtest-head``) beside the
+trader's blind marks, their hindsight marks and buy & hold, and prints the hindsight gap
+(hindsight minus blind: return, win rate, mean trade) per test span and over them all.
 Progress goes to stderr; ``--json`` prints one JSON object per fold and head on stdout (the
 position head's with ``trade_events``, its ``blind`` the scores against the blind marks), then
 one summary object (``trade_events`` pooled, ``folds_trade_events`` per fold); with
@@ -27,10 +28,9 @@ import json
 import threading
 from dataclasses import asdict
 
-import numpy as np
-
 from ..annotations.origin_filter import MARKS
 from ..backtest.signals import SIGNAL_HEADS
+from ..backtest.walk_forward import WalkForwardSignals, signal_heads
 from ..errors import WorkstationError
 from ..interrupt import signals_stop
 from ..ml.blind_marks import blind_of, describe_blind_events
@@ -78,7 +78,8 @@ def register(sub) -> None:
                         "beside the trader's blind and hindsight marks (if any) and "
                         "buy & hold, with the hindsight gap per test span")
     p.add_argument("--backtest-head", choices=SIGNAL_HEADS, default=None,
-                   help="the head that signals (default: position with marks, else candle)")
+                   help="only this head signals (default: every head that can: position "
+                        "with marks, and candle)")
     add_cost_flags(p)
     p.add_argument("--workers", type=int, default=None,
                    help="train this many folds at once, each in its own process (default: "
@@ -232,8 +233,10 @@ def _evaluate(args, stop: threading.Event) -> None:
         f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"
         f"-candle windows, {plan.train_config.epochs} epochs each, {settings.seeds} "
         f"seed{'s' if settings.seeds != 1 else ''} a fold, {workers} at once")
-    signals = _WalkForwardSignals(args, len(candles), labelled.annotations > 0) \
-        if args.backtest else None
+    signals = WalkForwardSignals(
+        len(candles), (args.backtest_head,) if args.backtest_head else
+        signal_heads(labelled.annotations > 0),
+        thresholds(args.threshold)) if args.backtest else None
     blind = None
     if labelled.annotations:
         from ..ml.blind_marks import market_blind_position
@@ -249,81 +252,33 @@ def _evaluate(args, stop: threading.Event) -> None:
         say(f"workstation: {exc}")
         return
     if signals is not None:
-        signals.report(candles, key)
+        _backtest(args, signals, candles, key)
 
 
-class _WalkForwardSignals:
-    """Each fold's model signals on its own test span; backtested together after the last
-    fold: the test spans are adjacent, so the model trades the whole walk-forward period out
-    of sample, each span with the model that never saw it."""
+def _backtest(args, signals: WalkForwardSignals, candles, key) -> None:
+    """The test spans backtested (``backtest.walk_forward``), printed as the backtest
+    prints, then the hindsight gap per fold; JSON objects on stdout with ``--json``."""
+    from ..backtest.costs import costs_for
+    from ..backtest.engine import Sizing
+    from ..backtest.report import describe, describe_gaps
+    from ..backtest.worth import recorded_tick
+    from ..paths import app_paths
 
-    def __init__(self, args, n: int, marked: bool):
-        self.args = args
-        self.levels = thresholds(args.threshold)
-        self.head = args.backtest_head or ("position" if marked else "candle")
-        self.signals = {level: np.zeros(n, dtype=np.int8) for level in self.levels}
-        self.span: tuple[int, int] | None = None
-        self.tests: list[tuple[int, int]] = []  # each fold's test span
-
-    def __call__(self, fold, classes, confidence) -> None:
-        from ..backtest.signals import model_signal
-        from ..ml.targets import CLASS_HEADS
-
-        h = CLASS_HEADS.index(self.head)
-        start, stop = fold.test
-        for level, signal in self.signals.items():
-            signal[start:stop] = model_signal(self.head, classes[h], confidence[h], level)
-        self.span = (start if self.span is None else self.span[0], stop)
-        self.tests.append((start, stop))
-
-    def report(self, candles, key) -> None:
-        from ..backtest.costs import costs_for
-        from ..backtest.engine import Sizing
-        from ..backtest.report import (
-            OUT_OF_SAMPLE,
-            backtest_signals,
-            describe,
-            describe_gaps,
-            hindsight_gap,
-            marks_columns,
-            span_gaps,
-        )
-        from ..backtest.request import signal_name
-        from ..backtest.signals import market_marks_signals
-        from ..backtest.worth import recorded_tick
-        from ..paths import app_paths
-
-        assert self.span is not None
-        args = self.args
-        signals = {signal_name(f"model {self.head}", level, len(self.levels) > 1):
-                   (signal, OUT_OF_SAMPLE) for level, signal in self.signals.items()}
-        marks = market_marks_signals(candles, key, app_paths().annotations_db)
-        marked = any(m[self.span[0]:self.span[1]].any() for m in marks.values())
-        if marked:  # the trader as a baseline, on the same spans and costs
-            signals.update(marks_columns(marks))
-        costs = costs_for(key, fee_bps=args.fee_bps, slippage_bps=args.slippage_bps)
-        results = backtest_signals(
-            candles, signals, series=key.provenance, span=self.span, sizing=Sizing(args.size),
-            costs=costs, tick=recorded_tick(app_paths().candle_cache, key.source, key.symbol))
-        say("backtest of the test spans, each traded by the fold's own model:")
-        for line in describe(results, "all test spans"):
-            say(f"  {line}")
-        gaps = []
-        if marked:
-            folds = len(self.tests)
-            gaps = span_gaps(candles, marks, [(f"fold {k + 1}/{folds}", test)
-                                              for k, test in enumerate(self.tests)],
-                             costs=costs, sizing=Sizing(args.size))
-            overall = hindsight_gap(results, "all")
-            assert overall is not None  # both marks samples are among the results
-            gaps.append(overall)
-            for line in describe_gaps(gaps):
-                say(f"  {line}")
-        if args.json:
-            for result in results:
-                print(json.dumps({"backtest": True, **result.to_dict()}, allow_nan=False),
-                      flush=True)
-            if gaps:
-                print(json.dumps({"backtest": True,
-                                  "hindsight_gap": [g.to_dict() for g in gaps]},
-                                 allow_nan=False), flush=True)
+    paths = app_paths()
+    done = signals.backtest(
+        candles, key, annotations_db=paths.annotations_db, sizing=Sizing(args.size),
+        costs=costs_for(key, fee_bps=args.fee_bps, slippage_bps=args.slippage_bps),
+        tick=recorded_tick(paths.candle_cache, key.source, key.symbol))
+    say("backtest of the test spans, each traded by the fold's own model:")
+    for line in describe(done.results, "all test spans"):
+        say(f"  {line}")
+    for line in describe_gaps(done.gaps):
+        say(f"  {line}")
+    if args.json:
+        for result in done.results:
+            print(json.dumps({"backtest": True, **result.to_dict()}, allow_nan=False),
+                  flush=True)
+        if done.gaps:
+            print(json.dumps({"backtest": True,
+                              "hindsight_gap": [g.to_dict() for g in done.gaps]},
+                             allow_nan=False), flush=True)

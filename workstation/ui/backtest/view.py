@@ -48,28 +48,20 @@ from PySide6.QtWidgets import (
 
 from ...backtest.engine import NEXT_OPEN, SAME_CLOSE
 from ...backtest.report import (
-    GAP_COLUMNS,
     IN_SAMPLE,
-    SHOWN,
     WHOLE_SPAN,
-    WORTH_SHOWN,
     BacktestResult,
-    gap_cells,
-    gap_line,
     hindsight_gap,
     lead,
-    metric_text,
     prices_line,
-    short_sample,
     summary,
-    worth_line,
-    worth_text,
 )
 from ...backtest.request import ANNOTATIONS, RUN_PREFIX, BacktestRequest, run_request
 from ...errors import WorkstationError
 from ..command_registry import create_command_actions
 from ..tables import cell_texts
 from ..training.worker import ProgressRelay, TaskFailed, TaskWorker, WorkerThread
+from .result_tables import GAP_TITLE, fill_gaps, fill_metrics, gap_table, metric_cell, metrics_table
 
 if TYPE_CHECKING:
     from ...market.candles import Candles
@@ -183,16 +175,7 @@ class BacktestView(QWidget):
         from .plots import EquityPlots
 
         self.plots = EquityPlots()
-        self.metrics = QTableWidget(0, 0)
-        self.metrics.setObjectName("backtestMetrics")
-        self.metrics.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.metrics.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.metrics.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        rows = self.metrics.verticalHeader()  # a row a line: the 24 rows fit a 900 px window
-        rows.setMinimumSectionSize(rows.fontMetrics().lineSpacing() + 4)
-        rows.setDefaultSectionSize(rows.minimumSectionSize())
-        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.metrics.setWordWrap(False)
+        self.metrics = metrics_table("backtestMetrics")
         self.trades = QTableWidget(0, 7)
         self.trades.setObjectName("backtestTrades")
         self.trades.setHorizontalHeaderLabels(["Entry (UTC)", "Exit (UTC)", "Side", "Entry",
@@ -204,24 +187,15 @@ class BacktestView(QWidget):
         self.trades.verticalHeader().setVisible(False)
         self.trades.setWordWrap(False)
         self.trades.activated.connect(lambda index: self.show_trade(index.row()))
-        self.gap = QTableWidget(0, len(GAP_COLUMNS))
-        self.gap.setObjectName("backtestHindsightGap")
-        self.gap.setHorizontalHeaderLabels(list(GAP_COLUMNS))
-        self.gap.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.gap.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.gap.verticalHeader().setVisible(False)
-        self.gap.setWordWrap(False)
-        self.gap_label = QLabel("Hindsight gap: the hindsight marks minus the blind marks "
-                                "(return and win rate in pp, mean trade in bps)")
+        self.gap = gap_table("backtestHindsightGap")
+        self.gap_label = QLabel(GAP_TITLE)
         self.gap_label.setWordWrap(True)
-        self.gap.setToolTip("The trader's hindsight marks minus their blind marks, on the "
-                            "same span and costs; — where either has no trade")
         self.trades_label = QLabel("Trades")
         tables = QWidget()
         tables_column = QVBoxLayout(tables)
         tables_column.setContentsMargins(0, 0, 0, 0)
         tables_column.addWidget(QLabel("Metrics (backtesting.py's names)"))
-        tables_column.addWidget(self.metrics)  # as tall as its rows (``_fit_metrics``)
+        tables_column.addWidget(self.metrics)  # as tall as its rows (``fill_metrics``)
         tables_column.addWidget(self.gap_label)
         tables_column.addWidget(self.gap)  # as tall as its rows (``show_gap``)
         self.gap.hide()  # until a backtest of the marks
@@ -410,77 +384,19 @@ class BacktestView(QWidget):
                      "span, so this is not evidence of an edge.</b>")
         self.assumptions.setText(text)
         self.plots.show_results(results, candles.ts)
-        self._fill_metrics(results)
+        fill_metrics(self.metrics, results)
         self.show_gap(results)
         signal = lead(results)
         self._fill_trades(signal)
         self._draw_trades(signal)
         self._say(summary(results))
 
-    def _fill_metrics(self, results: list[BacktestResult]) -> None:
-        table = self.metrics
-        table.clear()
-        table.setColumnCount(len(results))
-        table.setRowCount(1 + len(SHOWN) + len(WORTH_SHOWN))
-        titles = [f"{'IN-SAMPLE · ' if r.assumptions.sample == IN_SAMPLE else ''}{r.name}"
-                  for r in results]
-        table.setHorizontalHeaderLabels(titles)
-        table.setVerticalHeaderLabels(["sample"] + [label for label, _ in SHOWN]
-                                      + list(WORTH_SHOWN))
-        for col, title in enumerate(titles):  # elided in the middle when narrower than this
-            header_item = table.horizontalHeaderItem(col)
-            assert header_item is not None  # setHorizontalHeaderLabels made it
-            header_item.setToolTip(title)
-        for col, result in enumerate(results):
-            sample = QTableWidgetItem(short_sample(result.assumptions.sample))
-            if result.assumptions.sample == IN_SAMPLE:
-                sample.setForeground(QColor(_LOSS))
-            table.setItem(0, col, sample)
-            texts = [metric_text(result, label, unit) for label, unit in SHOWN]
-            texts += [worth_text(result, label) for label in WORTH_SHOWN]
-            for row, text in enumerate(texts, start=1):
-                item = QTableWidgetItem(text)
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                table.setItem(row, col, item)
-            words = table.item(1 + len(SHOWN) + WORTH_SHOWN.index("Placebo Rank"), col)
-            assert words is not None  # set above
-            words.setToolTip(worth_line(result))
-        self._fit_metrics()
-
-    def _fit_metrics(self) -> None:
-        """Every value in sight: the columns share the table's width, none narrower than
-        the widest value (a title that does not fit is elided; its tooltip has it whole),
-        and the table is as wide and as tall as its values need."""
-        table = self.metrics
-        header = table.horizontalHeader()
-        widest = max((table.sizeHintForColumn(c) for c in range(table.columnCount())),
-                     default=0)
-        header.setMinimumSectionSize(max(widest, header.fontMetrics().horizontalAdvance("—")))
-        frame = 2 * table.frameWidth()
-        rows = table.verticalHeader()
-        table.setMinimumWidth(rows.sizeHint().width() + table.columnCount()
-                              * header.minimumSectionSize() + frame)
-        table.setMinimumHeight(header.sizeHint().height() + rows.length() + frame)
-
     def show_gap(self, results: list[BacktestResult]) -> None:
         """The hindsight gap of the span, or nothing (hidden) without both marks samples."""
         gap = hindsight_gap(results, WHOLE_SPAN)
-        table = self.gap
-        table.setRowCount(0 if gap is None else 1)
         self.gap.setVisible(gap is not None)
         self.gap_label.setVisible(gap is not None)
-        if gap is None:
-            return
-        tip = gap_line(gap)
-        for col, text in enumerate(gap_cells(gap)):
-            item = QTableWidgetItem(text)
-            if col:
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            item.setToolTip(tip)
-            table.setItem(0, col, item)
-        frame = 2 * table.frameWidth()
-        table.setFixedHeight(table.horizontalHeader().sizeHint().height()
-                             + table.verticalHeader().length() + frame)
+        fill_gaps(self.gap, [] if gap is None else [gap])
 
     def gap_rows(self) -> list[tuple[str, ...]]:
         """The hindsight gap table's texts, a tuple a row (none when it is hidden)."""
@@ -489,11 +405,7 @@ class BacktestView(QWidget):
     def metric_cell(self, label: str, name: str) -> str:
         """The metrics table's text for metric (or ``WORTH_SHOWN`` figure) ``label`` of
         signal ``name``."""
-        row = 1 + ([m for m, _ in SHOWN] + list(WORTH_SHOWN)).index(label)
-        col = [r.name for r in self.results].index(name)
-        item = self.metrics.item(row, col)
-        assert item is not None  # _fill_metrics filled every cell
-        return item.text()
+        return metric_cell(self.metrics, self.results, label, name)
 
     def _fill_trades(self, result: BacktestResult) -> None:
         assert self._candles is not None  # results come from a run

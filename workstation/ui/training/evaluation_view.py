@@ -19,6 +19,13 @@ the margin's 95 % interval, and the median timing error; a row's tooltip says it
 words (``entry_events.describe_match``). Where the evaluation also scored them against the
 trader's blind marks only (``ml.blind_marks``), each fold's and the pooled entries and exits
 are followed by the same rows "vs blind marks" ("—" throughout without a blind mark there).
+Last, "Backtest of the test spans" (``backtest.walk_forward``, as ``workstation evaluate
+--backtest``): each fold's model trades its own test span after the market's default costs,
+every head that can signal at the default confidence beside the trader's blind marks, their
+hindsight marks (where the spans hold a mark) and buy & hold, in the Backtest view's metrics
+table (``ui.backtest.result_tables``), with the hindsight gap (hindsight minus blind: return,
+win rate, mean trade) per fold and over every span ("all"). Everything below the settings
+scrolls.
 """
 
 from __future__ import annotations
@@ -28,9 +35,11 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QScrollArea,
     QSizePolicy,
     QSpinBox,
     QTableWidget,
@@ -40,6 +49,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...backtest.report import prices_line, summary
+from ...backtest.walk_forward import WalkForwardBacktest
 from ...display import NO_DATA, number, percent, points
 from ...ml.blind_marks import NO_BLIND_MARKS, VS_BLIND, blind_of
 from ...ml.config import DEFAULT_SEEDS
@@ -58,6 +69,14 @@ from ...ml.events import (
 from ...ml.hindsight import describe_reach
 from ...ml.scoring import EDGE, describe, describe_baselines, mark_words
 from ...ml.targets import CLASS_HEADS
+from ..backtest.result_tables import (
+    GAP_TITLE,
+    fill_gaps,
+    fill_metrics,
+    gap_table,
+    metric_cell,
+    metrics_table,
+)
 from ..tables import cell_texts
 
 COLUMNS = ("Fold", "Head", "Accuracy", "Best baseline", "Baseline", "Margin", "95 % interval",
@@ -120,7 +139,8 @@ def blind_event_cells(m: EventMatch | None) -> tuple[str, ...]:
 
 class EvaluationView(QWidget):
     """See the module docstring. ``run_button`` takes the dock's command; ``rows()`` gives the
-    table's texts, ``event_rows()`` those of the entries and exits."""
+    table's texts, ``event_rows()`` those of the entries and exits, ``backtest_metric`` and
+    ``gap_rows()`` those of the backtest (``backtest``: the one shown, or None)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -171,6 +191,20 @@ class EvaluationView(QWidget):
         self.events_table.verticalHeader().hide()
         self.events_table.horizontalHeader().setSectionResizeMode(
             QHeaderView.ResizeMode.ResizeToContents)
+        self.backtest: WalkForwardBacktest | None = None
+        self.backtest_title = QLabel("Backtest of the test spans, each traded by the fold's own "
+                                     "model after costs, beside the trader's marks and "
+                                     "buy & hold")
+        self.backtest_title.setWordWrap(True)
+        self.backtest_words = QLabel()
+        self.backtest_words.setObjectName("evaluationBacktestAssumptions")
+        self.backtest_words.setWordWrap(True)
+        self.backtest_words.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.backtest_metrics = metrics_table("evaluationBacktest")
+        self.gap_title = QLabel(f"{GAP_TITLE}, per test span")
+        self.gap_title.setWordWrap(True)
+        self.gap = gap_table("evaluationHindsightGap")
         form = QFormLayout()
         form.addRow("Folds", self.folds)
         form.addRow("Epochs per fold", self.epochs)
@@ -178,14 +212,28 @@ class EvaluationView(QWidget):
         top = QHBoxLayout()
         top.addLayout(form)
         top.addWidget(self.run_button, 1)
+        self.table.setMinimumHeight(160)
+        self.events_table.setMinimumHeight(120)
+        results = QWidget()
+        column = QVBoxLayout(results)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.table, 2)
+        column.addWidget(events_title)
+        column.addWidget(self.events_table, 1)
+        column.addWidget(self.labels)
+        for widget in (self.backtest_title, self.backtest_words, self.backtest_metrics,
+                       self.gap_title, self.gap):
+            column.addWidget(widget)
+        self._show_backtest(None)
+        scroll = QScrollArea()
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(results)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.progress)
-        layout.addWidget(self.table, 2)
-        layout.addWidget(events_title)
-        layout.addWidget(self.events_table, 1)
-        layout.addWidget(self.labels)
+        layout.addWidget(scroll, 1)
         self._folds = 0
         self._fold = 0  # the fold training now, 1-based
         self._scored = 0
@@ -196,6 +244,7 @@ class EvaluationView(QWidget):
         self.table.setRowCount(0)
         self.events_table.setRowCount(0)
         self.labels.clear()
+        self._show_backtest(None)
         self._folds, self._fold, self._scored, self._epochs = folds, 0, 0, None
         self.progress.setText(f"preparing {folds} folds…")
 
@@ -244,6 +293,8 @@ class EvaluationView(QWidget):
                     self.labels.setText("\n".join(describe_reach(r) for r in event.labels))
                     self.progress.setText(f"{event.folds} folds in {event.elapsed_s:.0f} s; "
                                           f"the rows \u201call\u201d pool every test span")
+                case WalkForwardBacktest():
+                    self._show_backtest(event)
 
     def stopped(self) -> str:
         """Say that the evaluation was stopped (and what the table holds); returns the words."""
@@ -258,6 +309,35 @@ class EvaluationView(QWidget):
 
     def event_rows(self) -> list[tuple[str, ...]]:
         return cell_texts(self.events_table)
+
+    def backtest_metric(self, label: str, name: str) -> str:
+        """The backtest's text for metric ``label`` of signal ``name``."""
+        assert self.backtest is not None  # a backtest is shown
+        return metric_cell(self.backtest_metrics, self.backtest.results, label, name)
+
+    def gap_rows(self) -> list[tuple[str, ...]]:
+        """The hindsight gap's texts, a tuple a span (none without marks on the spans)."""
+        return cell_texts(self.gap)
+
+    def _show_backtest(self, backtest: WalkForwardBacktest | None) -> None:
+        """The backtest of the test spans, or nothing (hidden)."""
+        self.backtest = backtest
+        for widget in (self.backtest_title, self.backtest_words, self.backtest_metrics):
+            widget.setVisible(backtest is not None)
+        gaps = backtest is not None and bool(backtest.gaps)
+        self.gap_title.setVisible(gaps)
+        self.gap.setVisible(gaps)
+        if backtest is None:
+            self.backtest_metrics.clear()
+            fill_gaps(self.gap, [])
+            return
+        first = backtest.results[0]
+        lines = [*first.assumptions.lines(), prices_line(first),
+                 *(f"{r.name}: {r.assumptions.sample}" for r in backtest.results),
+                 summary(backtest.results)]
+        self.backtest_words.setText("\n".join(lines))
+        fill_metrics(self.backtest_metrics, backtest.results)
+        fill_gaps(self.gap, backtest.gaps)
 
     def _say(self, text: str) -> None:
         self.progress.setText(f"fold {max(self._fold, 1)} of {self._folds}: {text}")

@@ -311,7 +311,8 @@ class JobLaunchers:
         if request is None:
             return
         job = EvaluationJob(request, snapshot, key, folds, self.paths.annotations_db,
-                            seeds=self.evaluation.seeds.value())
+                            seeds=self.evaluation.seeds.value(),
+                            candle_cache=self.paths.candle_cache)
         self.provenance = key.provenance
         self._show_run()
         self.evaluation.start(folds)

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...backtest.walk_forward import WalkForwardBacktest
 from ...display import number
 from ...errors import WorkstationError
 from ...market.series import SeriesKey
@@ -488,7 +489,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.events_seen.update(type(item).__name__ for item in items)
         shown = [item for item in items if isinstance(
             item, (FoldStarted, RunStarted, BatchEnd, EpochEnd, FoldScored,
-                   EvaluationFinished))]
+                   EvaluationFinished, WalkForwardBacktest))]
         self.evaluation.add_events(shown)
         if shown and self.state == "evaluating":
             self._set_state("evaluating", self.evaluation.progress.text())

@@ -20,7 +20,8 @@ progress back.
 - ``LiveWorker``: runs an ``ml.live.LiveSession`` on its thread, which owns windowing,
   coalescing, resets and prediction maturation; the GUI offers it the newest candles.
 - ``EvaluationWorker``: runs the walk-forward evaluation of ``ml.evaluation`` on the data
-  ``ml.job`` makes (as ``workstation evaluate`` does); stop with ``stop`` too.
+  ``ml.job`` makes, then backtests the test spans (as ``workstation evaluate --backtest``
+  does); stop with ``stop`` too.
 - ``TaskWorker``: one short task off the GUI thread (reading a run's history, listing the
   runs, an export); its result, or a ``TaskFailed``, goes to ``relay``. A resumed run's
   ``TrainingWorker`` reads the run's history first, the same way (``RunCurves``), so that its
@@ -302,7 +303,9 @@ class TrainingWorker(ThreadWorker):
 @dataclass(frozen=True)
 class EvaluationJob:
     """A walk-forward evaluation of ``folds`` folds on the closed candles of ``series``, each
-    fold trained as ``request`` says (its ``epochs`` per fold), ``seeds`` times."""
+    fold trained as ``request`` says (its ``epochs`` per fold), ``seeds`` times; the test
+    spans are then backtested at the market's default costs (``candle_cache``: where the
+    exchange's price tick may be recorded)."""
 
     request: TrainingRequest
     candles: CandleSnapshot
@@ -310,6 +313,7 @@ class EvaluationJob:
     folds: int
     annotations_db: Path | None = None
     seeds: int = DEFAULT_SEEDS
+    candle_cache: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -320,10 +324,13 @@ class StoppedEvaluation:
 
 
 class EvaluationWorker(ThreadWorker):
-    """Plans the run, makes its data (``ml.job``) and evaluates it (``ml.evaluation``) on the
+    """Plans the run, makes its data (``ml.job``), evaluates it (``ml.evaluation``) and
+    backtests each fold's model on its test span (``backtest.walk_forward``: every head that
+    can signal at the default confidence, beside the trader's marks and buy & hold) on the
     worker thread; every event (the folds' training events, ``FoldScored``,
-    ``EvaluationFinished``) goes to ``relay``. ``outcome`` is the ``EvaluationFinished``, a
-    ``StoppedEvaluation`` or a ``Failed`` once ``work()`` has returned."""
+    ``EvaluationFinished``, then the ``WalkForwardBacktest``) goes to ``relay``. ``outcome``
+    is the ``EvaluationFinished``, a ``StoppedEvaluation`` or a ``Failed`` once ``work()`` has
+    returned."""
 
     def __init__(self, job: EvaluationJob, relay: ProgressRelay):
         super().__init__()
@@ -333,6 +340,10 @@ class EvaluationWorker(ThreadWorker):
         self.outcome: EvaluationFinished | StoppedEvaluation | Failed | None = None
 
     def work(self) -> None:
+        from ...backtest.costs import costs_for
+        from ...backtest.signals import DEFAULT_THRESHOLD
+        from ...backtest.walk_forward import WalkForwardSignals, signal_heads
+        from ...backtest.worth import recorded_tick
         from ...ml import job as training
         from ...ml.blind_marks import market_blind_position
         from ...ml.evaluation import evaluate
@@ -342,16 +353,22 @@ class EvaluationWorker(ThreadWorker):
         try:
             plan = training.plan(job.request, None)
             candles = job.candles.candles()
-            data, _ = training.training_data(
+            data, labelled = training.training_data(
                 plan, candles, job.series, annotations_db=job.annotations_db,
                 reference=training.load_reference(plan.feature_spec, job.series))
             blind = market_blind_position(job.annotations_db, job.series, candles,
                                           plan.target_spec)
+            signals = WalkForwardSignals(len(candles), signal_heads(labelled.annotations > 0),
+                                         (DEFAULT_THRESHOLD,))
             self.outcome = evaluate(data, plan.model_config, plan.train_config,
                                     folds=job.folds, device=plan.device,
                                     provenance=job.series.provenance, on_event=self.relay.put,
                                     stop=self.stop, settings=EvaluationConfig(seeds=job.seeds),
-                                    blind_position=blind)
+                                    blind_position=blind, on_test_predictions=signals)
+            self.relay.put(signals.backtest(
+                candles, job.series, annotations_db=job.annotations_db,
+                costs=costs_for(job.series),
+                tick=recorded_tick(job.candle_cache, job.series.source, job.series.symbol)))
         except EvaluationStopped as exc:
             self.outcome = StoppedEvaluation(str(exc))
         except Exception as exc:  # noqa: BLE001 - every error ends the evaluation as failed
