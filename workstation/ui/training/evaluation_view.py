@@ -228,6 +228,7 @@ class EvaluationView(QWidget):
         scroll = QScrollArea()
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidgetResizable(True)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab: the tables inside it
         scroll.setWidget(results)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
