@@ -303,13 +303,21 @@ def test_predictions_are_causal():
     model = TradingTransformer(TradingTransformerConfig(seq_len=32, d_model=16, n_heads=2,
                                                         n_layers=1, d_ff=32)).eval()
     cpu = torch.device("cpu")
+    before, after = ({"position": np.zeros((3, 400)), "regime": np.zeros((3, 400))}
+                     for _ in range(2))
     with torch.no_grad():
-        whole = predict_span(model, DeviceSeries(data, cpu), (200, 600), 32, 8, cpu)
+        whole = predict_span(model, DeviceSeries(data, cpu), (200, 600), 32, 8, cpu,
+                             probabilities=before)
         data.features[451:] = np.random.default_rng(1).normal(size=data.features[451:].shape)
-        changed = predict_span(model, DeviceSeries(data, cpu), (200, 600), 32, 8, cpu)
+        changed = predict_span(model, DeviceSeries(data, cpu), (200, 600), 32, 8, cpu,
+                               probabilities=after)
     assert (whole >= 0).all()
     assert np.array_equal(whole[:, :251], changed[:, :251])  # candles 200..450
     assert not np.array_equal(whole[:, 251:], changed[:, 251:])  # the change did reach later
+    for h, head in ((2, "position"), (3, "regime")):  # each class's probability, causal too
+        assert np.allclose(before[head].sum(axis=0), 1.0)
+        assert np.array_equal(before[head].argmax(axis=0), whole[h])
+        assert np.array_equal(before[head][:, :251], after[head][:, :251])
 
 
 def test_folds_trained_in_parallel_processes_score_exactly_as_in_sequence(capsys, tmp_path):

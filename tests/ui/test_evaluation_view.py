@@ -9,6 +9,7 @@ import pytest
 
 from workstation.annotations.model import Region, Trade
 from workstation.annotations.store import AnnotationStore
+from workstation.annotations.suspects import SuspectReport
 from workstation.backtest.costs import costs_for
 from workstation.backtest.report import (
     BUY_AND_HOLD,
@@ -34,6 +35,7 @@ from workstation.ml.targets import CLASS_HEADS
 from workstation.ui import command_registry
 from workstation.ui.live_data import LiveData
 from workstation.ui.training.evaluation_view import COLUMNS, score_cells
+from workstation.ui.training.suspect_list import suspect_cells
 
 from conftest import END_TS, WAIT_MS
 
@@ -149,9 +151,17 @@ def test_evaluation_runs_two_folds_and_fills_the_table_from_the_events(qtbot, do
     assert dock.events_seen["RunStarted"] == 4  # a fresh model per fold and seed
     assert len(dock.curves.series["loss_train"]) == 0  # the folds are not the run's curves
     assert_the_backtest_is_the_cores(dock, [f.test for f in folds])
+    # the likely label errors: every regime region and trade read (or never tested), listed
+    (report,) = [e for e in events if isinstance(e, SuspectReport)]
+    suspects = dock.evaluation.suspects
+    assert report.scored + report.untested + report.checked == 3 + 29 + 14
+    assert report.untested > 0  # the marks before the first test span
+    assert suspects.isVisibleTo(dock.evaluation) and report.describe() in suspects.words.text()
+    assert suspects.rows() == [suspect_cells(k, s) for k, s in enumerate(report.suspects, 1)]
     dock.evaluation.start(2)  # a new evaluation: no backtest until it has one
     assert dock.evaluation.backtest is None and dock.evaluation.gap_rows() == []
     assert not dock.evaluation.backtest_metrics.isVisibleTo(dock.evaluation)
+    assert not suspects.isVisibleTo(dock.evaluation) and suspects.rows() == []
 
 
 def assert_the_backtest_is_the_cores(dock, tests: list[tuple[int, int]]) -> None:

@@ -294,3 +294,32 @@ def test_in_its_own_window_the_workspace_has_the_window_wide_keys_too(window, qt
         qtbot.waitUntil(window.chart.view.hasFocus)
     finally:
         workspace.set_mode("tab")
+
+
+def test_tab_leaves_a_table_instead_of_walking_its_cells(window, qtbot):
+    evaluation = window.training.evaluation
+    window.training_workspace.show_tab("Evaluation")
+    evaluation.table.setRowCount(2)
+    evaluation.table.setFocus()
+    qtbot.waitUntil(evaluation.table.hasFocus)
+    assert not evaluation.table.tabKeyNavigation()
+    QTest.keyClick(evaluation.table, Key.Key_Tab)
+    assert focused() is evaluation.events_table  # the next table, not the next cell
+
+
+def test_the_wheel_over_an_unfocused_choice_scrolls_the_form_and_changes_nothing(window,
+                                                                                 qtbot):
+    window.training_workspace.show_tab("Curves")
+    panel = window.training
+    qtbot.waitUntil(lambda: panel.settings.preset.count() > 1)
+    panel.scroll_area.resize(panel.scroll_area.width(), 200)  # the form scrolls
+    preset, bar = panel.settings.preset, panel.scroll_area.verticalScrollBar()
+    assert bar.maximum() > 0 and not preset.hasFocus()
+    chosen, top = preset.currentText(), bar.value()
+    centre = QtCore.QPointF(preset.rect().center())
+    wheel = QtGui.QWheelEvent(centre, preset.mapToGlobal(centre), QtCore.QPoint(0, 0),
+                              QtCore.QPoint(0, -120), QtCore.Qt.MouseButton.NoButton,
+                              QtCore.Qt.KeyboardModifier.NoModifier,
+                              QtCore.Qt.ScrollPhase.NoScrollPhase, False)
+    QtWidgets.QApplication.sendEvent(preset, wheel)
+    assert preset.currentText() == chosen and bar.value() > top

@@ -70,7 +70,7 @@ def _spans(annotations: list, start_of, end_of) -> tuple[np.ndarray, np.ndarray]
             np.array([end_of(a) for a in annotations], dtype=np.int64))
 
 
-def _candle_span(ann: Annotation) -> tuple[int, int]:
+def candle_span(ann: Annotation) -> tuple[int, int]:
     """From the open of an annotation's first candle to the close of its last (epoch ms)."""
     tf = ann.timeframe_ms
     first, last = ann.span
@@ -110,11 +110,11 @@ def trader_targets(annotations: Iterable[Annotation], candles_ts: np.ndarray,
     trades = [a for a in annotations if isinstance(a, Trade)]
     regions = [a for a in annotations if isinstance(a, Region)]
     looked = [r for r in regions if r.label == RegionLabel.REVIEWED.value]
-    starts, ends = _spans(looked, lambda r: _candle_span(r)[0], lambda r: _candle_span(r)[1])
+    starts, ends = _spans(looked, lambda r: candle_span(r)[0], lambda r: candle_span(r)[1])
     if trades:
         margin = np.array([review_margin * t.timeframe_ms for t in trades], dtype=np.int64)
-        t_start, t_end = _spans(trades, lambda t: _candle_span(t)[0],
-                                lambda t: _candle_span(t)[1])
+        t_start, t_end = _spans(trades, lambda t: candle_span(t)[0],
+                                lambda t: candle_span(t)[1])
         starts, ends = np.concatenate((starts, t_start - margin)), np.concatenate((ends,
                                                                                   t_end + margin))
     reviewed[:] = _covered(closes, starts, ends) > 0
@@ -144,8 +144,8 @@ def trader_targets(annotations: Iterable[Annotation], candles_ts: np.ndarray,
     for code in (UPTREND, DOWNTREND, RANGE):
         mine = [r for r in regions if REGIME_CODES.get(r.label) == code]
         if mine:
-            inside = _covered(closes, *_spans(mine, lambda r: _candle_span(r)[0],
-                                              lambda r: _candle_span(r)[1])) > 0
+            inside = _covered(closes, *_spans(mine, lambda r: candle_span(r)[0],
+                                              lambda r: candle_span(r)[1])) > 0
             conflict |= inside & (regime != MASKED) & (regime != code)
             regime[inside] = code
     regime[conflict] = MASKED

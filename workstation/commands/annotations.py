@@ -1,5 +1,6 @@
-"""``workstation annotations export|import|targets|list|replays``: annotations to and from
-files, the targets training reads, and the blind replay sessions, headless."""
+"""``workstation annotations export|import|targets|list|replays|suspects``: annotations to
+and from files, the targets training reads, the blind replay sessions and the likely label
+errors (``suspects``, ``commands.evaluate``), headless."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..annotations.without_candles import no_candles_note
 from ..atomic import atomic_write_bytes
 from ..market.timeframes import parse_timeframe
 from ..paths import app_paths
+from .evaluate import register_suspects
 from .flags import add_series_flags, flagged_series
 
 
@@ -59,6 +61,7 @@ def register(sub) -> None:
                         "the paper account's results")
     replays.add_argument("--json", action="store_true", help="one JSON object per session")
     replays.set_defaults(func=run_replays)
+    register_suspects(actions)
 
 
 def _add_series_options(parser, what: str) -> None:

@@ -14,11 +14,12 @@ against every mark and, "vs blind marks", against the trader's blind marks only
 (``backtest.walk_forward``: each head that can signal, or ``--backtest-head``) beside the
 trader's blind marks, their hindsight marks and buy & hold, and prints the hindsight gap
 (hindsight minus blind: return, win rate, mean trade) per test span and over them all.
-Progress goes to stderr; ``--json`` prints one JSON object per fold and head on stdout (the
-position head's with ``trade_events``, its ``blind`` the scores against the blind marks), then
-one summary object (``trade_events`` pooled, ``folds_trade_events`` per fold); with
-``--backtest`` one object per signal and one ``hindsight_gap`` object. Every argument is
-checked before torch is loaded. Ctrl-C (or SIGTERM) stops after the current batch: exit 130
+Progress goes to stderr; ``--json`` prints one JSON object per fold and head on stdout (with
+the fold's ``train`` and ``test`` candle ranges; the position head's with ``trade_events``,
+its ``blind`` the scores against the blind marks), then one summary object
+(``trade_events`` pooled, ``folds_trade_events`` per fold); with ``--backtest`` one object
+per signal and one ``hindsight_gap`` object. Every argument is checked before torch is
+loaded. Ctrl-C (or SIGTERM) stops after the current batch: exit 130
 (143).
 """
 
@@ -29,6 +30,7 @@ import threading
 from dataclasses import asdict
 
 from ..annotations.origin_filter import MARKS
+from ..annotations.suspects import MIN_SHARE, HeldOutProbabilities, SuspectReport
 from ..backtest.signals import SIGNAL_HEADS
 from ..backtest.walk_forward import WalkForwardSignals, signal_heads
 from ..errors import WorkstationError
@@ -40,8 +42,8 @@ from ..ml.epoch_choice import describe_choice
 from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored, FoldStarted
 from ..ml.hindsight import describe_reach
 from ..ml.job import TrainingRequest
-from ..ml.scoring import describe, describe_baselines
-from ..ml.targets import CLASS_HEADS
+from ..ml.scoring import EDGE, describe, describe_baselines
+from ..ml.targets import CLASS_HEADS, TRADER_HEADS
 from ..progress import draw_line, end_open_line, say
 from .flags import (
     add_context_flags,
@@ -57,6 +59,20 @@ from .flags import (
 def register(sub) -> None:
     p = sub.add_parser("evaluate", help="walk-forward evaluation against simple baselines",
                        description=__doc__.split("\n\n")[0])
+    add_evaluation_flags(p)
+    p.add_argument("--backtest", action="store_true",
+                   help="also backtest the model's signals on the test spans after costs, "
+                        "beside the trader's blind and hindsight marks (if any) and "
+                        "buy & hold, with the hindsight gap per test span")
+    p.add_argument("--backtest-head", choices=SIGNAL_HEADS, default=None,
+                   help="only this head signals (default: every head that can: position "
+                        "with marks, and candle)")
+    add_cost_flags(p)
+    p.set_defaults(func=run)
+
+
+def add_evaluation_flags(p) -> None:
+    """The flags of a walk-forward evaluation: the series, the model, training, the folds."""
     add_series_flags(p)
     p.add_argument("--preset", default="tiny", help="model size (default tiny)")
     p.add_argument("--folds", type=int, default=4, help="test spans, oldest first (default 4)")
@@ -73,14 +89,6 @@ def register(sub) -> None:
     p.add_argument("--marks", choices=MARKS, default=None,
                    help="which of the trader's marks to learn: all (default), or only the "
                         "blind ones made in blind replay")
-    p.add_argument("--backtest", action="store_true",
-                   help="also backtest the model's signals on the test spans after costs, "
-                        "beside the trader's blind and hindsight marks (if any) and "
-                        "buy & hold, with the hindsight gap per test span")
-    p.add_argument("--backtest-head", choices=SIGNAL_HEADS, default=None,
-                   help="only this head signals (default: every head that can: position "
-                        "with marks, and candle)")
-    add_cost_flags(p)
     p.add_argument("--workers", type=int, default=None,
                    help="train this many folds at once, each in its own process (default: "
                         "as many as the cores hold at --threads each, 1 on a GPU; the "
@@ -96,7 +104,6 @@ def register(sub) -> None:
                    help="the head whose pooled verdict is not adjusted for multiplicity "
                         "(default: position with marks, else candle)")
     p.add_argument("--json", action="store_true", help="JSON objects on stdout")
-    p.set_defaults(func=run)
 
 
 def _plain(value):
@@ -142,6 +149,7 @@ class _Report:
                     if self.as_json:
                         extra = {} if events is None else {"trade_events": asdict(events)}
                         print(json.dumps(_plain({"fold": event.fold, "head": head,
+                                                 "train": event.train, "test": event.test,
                                                  "baseline_lags": lags,
                                                  "embargo": event.embargo,
                                                  "embargo_words": event.embargo_words,
@@ -189,6 +197,22 @@ def _say_blind(events) -> None:
             say(f"    {line}")
 
 
+def register_suspects(actions) -> None:
+    """``workstation annotations suspects``: the evaluation's flags and ``--min-share``."""
+    p = actions.add_parser(
+        "suspects", help="likely label errors: marks the walk-forward's held-out models read "
+                         "otherwise with confidence",
+        description="Evaluate walk-forward as workstation evaluate does, then list the marks "
+                    "whose held-out candles the fold's models read as another class with "
+                    "confidence (each class's threshold: its mean probability where it is the "
+                    "label), lowest self-confidence first.")
+    add_evaluation_flags(p)
+    p.add_argument("--min-share", type=float, default=MIN_SHARE,
+                   help=f"flag a mark when at least this share of its held-out candles are "
+                        f"read otherwise (default {MIN_SHARE})")
+    p.set_defaults(func=run_suspects, backtest=False, backtest_head=None)
+
+
 def run(args) -> int:
     stop = threading.Event()
     # from here on a signal stops at a safe point
@@ -198,7 +222,9 @@ def run(args) -> int:
     return request.exit_status or 0
 
 
-def _evaluate(args, stop: threading.Event) -> None:
+def _evaluate(args, stop: threading.Event, *, suspects: bool = False) -> None:
+    """The evaluation ``args`` ask for, then its backtest (``--backtest``) or the likely label
+    errors it found (``suspects``)."""
     from ..ml import job
     from ..paths import app_paths
 
@@ -219,6 +245,7 @@ def _evaluate(args, stop: threading.Event) -> None:
                                 primary=args.primary)
     plan = job.plan(request, None)  # every argument checked; torch not loaded
     candles, key = flagged_series(args)
+    marks = _marks(args, key) if suspects else []
     reference = job.load_reference(plan.feature_spec, key, args.reference_source)
     from ..ml.device import resolve_device
     from ..ml.evaluation import evaluate
@@ -243,16 +270,64 @@ def _evaluate(args, stop: threading.Event) -> None:
 
         blind = market_blind_position(app_paths().annotations_db, key, candles,
                                       plan.target_spec)
+    held = HeldOutProbabilities(len(data)) if suspects else None
     try:
-        evaluate(data, plan.model_config, plan.train_config, folds=args.folds,
-                 device=plan.device, provenance=key.provenance, on_event=_Report(args.json),
-                 stop=stop, on_test_predictions=signals, workers=workers,
-                 settings=settings, blind_position=blind)
+        finished = evaluate(
+            data, plan.model_config, plan.train_config, folds=args.folds, device=plan.device,
+            provenance=key.provenance, on_event=_Report(args.json), stop=stop,
+            on_test_predictions=signals, workers=workers, settings=settings,
+            blind_position=blind,
+            on_held_out=None if held is None else lambda fold, p: held.add(fold.test, p))
     except EvaluationStopped as exc:
         say(f"workstation: {exc}")
         return
     if signals is not None:
         _backtest(args, signals, candles, key)
+    if held is not None:
+        _say_suspects(job.label_suspects(marks, data, candles.timeframe.ms, held,
+                                         min_share=args.min_share), finished, args.json)
+
+
+def _marks(args, key) -> list:
+    """The marks the evaluation learns (``--marks``), refused in one line when there are none
+    (there is nothing to check)."""
+    from ..ml.job import training_marks
+    from ..paths import app_paths
+
+    found = training_marks(app_paths().annotations_db, key.market,
+                           use_annotations=not args.no_annotations, marks=args.marks or "all")
+    if not found:
+        raise WorkstationError(f"no marks of {key.market} to check: mark trades or regimes "
+                               f"first" + (" (--no-annotations ignores them)"
+                                           if args.no_annotations else ""))
+    return found
+
+
+def _say_suspects(report: SuspectReport, finished: EvaluationFinished, as_json: bool) -> None:
+    """The ranked suspects, beside the held-out verdicts of the heads that read them."""
+    verdicts = {head: finished.summary[head].verdict for head in TRADER_HEADS}
+    say("likely label errors (" + "; ".join(
+        f"{head} head on the test spans: {verdict or 'not scored'}"
+        for head, verdict in verdicts.items()) + "):")
+    say(f"  {report.describe()}")
+    if verdicts["position"] != EDGE:
+        say("  the position head shows no edge on the test spans: where it disagrees with a "
+            "trade, that says as much about the model as about the mark")
+    for k, suspect in enumerate(report.suspects, 1):
+        say(f"  {k}. {suspect.describe()}; fix: {suspect.fix_words} (id {suspect.annotation_id})")
+    if as_json:
+        print(json.dumps({"likely_label_errors": report.to_dict(), "verdicts": verdicts},
+                         allow_nan=False), flush=True)
+
+
+def run_suspects(args) -> int:
+    if not 0 < args.min_share <= 1:
+        raise WorkstationError(f"--min-share must be in (0, 1], got {args.min_share}")
+    stop = threading.Event()
+    with signals_stop(stop, "stopping after the current batch (nothing is flagged)...") \
+            as request:
+        _evaluate(args, stop, suspects=True)
+    return request.exit_status or 0
 
 
 def _backtest(args, signals: WalkForwardSignals, candles, key) -> None:

@@ -70,7 +70,9 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
              stop: threading.Event | None = None,
              on_test_predictions: Callable[[Fold, np.ndarray, np.ndarray], None] | None = None,
              workers: int = 1, settings: EvaluationConfig | None = None,
-             blind_position: np.ndarray | None = None) -> EvaluationFinished:
+             blind_position: np.ndarray | None = None,
+             on_held_out: Callable[[Fold, dict[str, np.ndarray]], None] | None = None
+             ) -> EvaluationFinished:
     """Train and test every fold (see the module docstring); imports torch.
     ``on_test_predictions(fold, classes, confidence)`` receives each fold's predictions on
     its test span (``[C, test candles]`` per class head, ``CLASS_HEADS`` order): what a
@@ -79,7 +81,10 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
     ``settings``: seeds per fold, embargo cap and primary head (default ``EvaluationConfig()``).
     ``blind_position``: the trader's blind marks' position per candle of ``data``
     (``blind_marks.blind_position``); with it every ``trade_events`` is a
-    ``blind_marks.ScoredTradeEvents``, scored against them too."""
+    ``blind_marks.ScoredTradeEvents``, scored against them too. ``on_held_out(fold,
+    probabilities)`` receives the trader heads' probability of every class on each fold's
+    test span, the mean over the fold's seeds (head name to ``[classes, test candles]``):
+    what ``annotations.suspects`` reads."""
     stop = stop or threading.Event()
     settings = settings or EvaluationConfig()
     if blind_position is not None and len(blind_position) != len(data):
@@ -113,9 +118,12 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
     fold_events: list[TradeEvents] = []
     for fold in plan:
         runs = [next(results) for _ in configs]
-        predicted = np.stack([classes for classes, _, _ in runs])  # [seeds, heads, candles]
+        predicted = np.stack([run[0] for run in runs])  # [seeds, heads, candles]
         if on_test_predictions is not None:
             on_test_predictions(fold, runs[0][0], runs[0][1])
+        if on_held_out is not None:
+            on_held_out(fold, {head: np.mean([run[3][head] for run in runs], axis=0)
+                               for head in runs[0][3]})
         fitted = fit_baselines(data, fold.train, max_lags=model_config.seq_len,
                                gap=fold.embargo)
         days = day_blocks(data.ts[slice(*fold.test)])
@@ -138,7 +146,7 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
                                              seed=fold_seed))
             fold_events[-1] = with_blind(fold_events[-1],
                                          pooled_blind_events(blind_spans[-1:], fold_seed))
-        epochs = tuple(epoch for _, _, epoch in runs)
+        epochs = tuple(run[2] for run in runs)
         on_event(FoldScored(fold.index, folds, fold.train, fold.test, fold.embargo, epochs[0],
                             {head: score for head, (score, _) in scored.items()},
                             fold.words, epochs, fitted.lags,

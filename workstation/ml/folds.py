@@ -16,7 +16,7 @@ from .config import DEFAULT_MAX_EMBARGO, TradingTransformerConfig, TrainConfig
 from .dataset import DeviceSeries, TrainingData
 from .events import Failed, FoldStarted
 from .split import embargo_of
-from .targets import CLASS_HEADS
+from .targets import CLASS_HEADS, CLASSES, TRADER_HEADS
 
 MIN_FOLDS = 2
 
@@ -76,10 +76,11 @@ def _subset(data: TrainingData, start: int, stop: int) -> TrainingData:
 def run_fold(data: TrainingData, model_config: TradingTransformerConfig,
               train_config: TrainConfig, fold: Fold, folds: int, *, device: str,
               provenance: str, on_event: Callable[[object], None], stop
-              ) -> tuple[np.ndarray, np.ndarray, int]:
+              ) -> tuple[np.ndarray, np.ndarray, int, dict[str, np.ndarray]]:
     """Train fold ``fold`` on its training span (with ``train_config.seed``) and predict its
-    test span: the predicted classes and their confidence (``[C, test candles]``) and the
-    epoch tested."""
+    test span: the predicted classes and their confidence (``[C, test candles]``), the
+    epoch tested and the trader heads' probability of every class (head name to
+    ``[classes, test candles]``)."""
     import torch
 
     from .checkpoints import CheckpointStore, apply_weights
@@ -110,9 +111,11 @@ def run_fold(data: TrainingData, model_config: TradingTransformerConfig,
     model = TradingTransformer(model_config).to(device_)
     apply_weights(model, loaded)
     model.eval()
-    confidence = np.zeros((len(CLASS_HEADS), fold.test[1] - fold.test[0]))
+    candles = fold.test[1] - fold.test[0]
+    confidence = np.zeros((len(CLASS_HEADS), candles))
+    probabilities = {head: np.zeros((len(CLASSES[head]), candles)) for head in TRADER_HEADS}
     with torch.no_grad():
         predicted = predict_span(model, DeviceSeries(data, device_), fold.test,
                                  model_config.seq_len, train_config.batch_size, device_,
-                                 confidence=confidence)
-    return predicted, confidence, int(loaded.meta.get("epoch") or 0)
+                                 confidence=confidence, probabilities=probabilities)
+    return predicted, confidence, int(loaded.meta.get("epoch") or 0), probabilities

@@ -24,6 +24,12 @@ import numpy as np
 
 from ..annotations.model import Annotation
 from ..annotations.overlap import check_no_overlaps
+from ..annotations.suspects import (
+    MIN_SHARE,
+    HeldOutProbabilities,
+    SuspectReport,
+    likely_label_errors,
+)
 from ..annotations.targets import TraderTargets, trader_targets
 from ..errors import WorkstationError
 from ..market.candles import Candles
@@ -35,7 +41,7 @@ from .device import check_device_spec
 from .distributed import World
 from .features import FeatureSpec, make_features
 from .manifest import labels_sha256, make_manifest
-from .targets import Targets, TargetSpec, make_targets
+from .targets import TRADER_HEADS, Targets, TargetSpec, make_targets
 
 if TYPE_CHECKING:
     from .dataset import TrainingData
@@ -174,17 +180,33 @@ def label_series(candles: Candles, series: SeriesKey, spec: TargetSpec, *,
     """The targets of ``candles`` (closed candles of ``series``): the market's from the candles,
     the trader's from the annotations of exactly the series' market, all of them or the blind
     ones (``marks``; no torch)."""
-    from ..annotations.origin_filter import marks_used
-
     market = series.market
-    annotations = marks_used(market_annotations(annotations_db, market), marks) \
-        if use_annotations else []
+    annotations = training_marks(annotations_db, market, use_annotations=use_annotations,
+                                 marks=marks)
     trader = trader_labels(annotations, candles, spec)
     reviewed = trader.reviewed if trader is not None else np.zeros(len(candles), dtype=bool)
     labels = (labels_sha256(trader.position, trader.regime, trader.reviewed)
               if trader is not None else None)
     return LabelledSeries(make_targets(candles, spec, trader), reviewed, len(annotations),
                           market, labels)
+
+
+def training_marks(db: Path | None, market: MarketKey, *, use_annotations: bool = True,
+                   marks: str = "all") -> list[Annotation]:
+    """The marks of ``market`` that training learns: all of them or the blind ones
+    (``marks``), none without ``use_annotations``."""
+    from ..annotations.origin_filter import marks_used
+
+    return marks_used(market_annotations(db, market), marks) if use_annotations else []
+
+
+def label_suspects(marks: list[Annotation], data: TrainingData, timeframe_ms: int,
+                   held: HeldOutProbabilities, *, min_share: float = MIN_SHARE
+                   ) -> SuspectReport:
+    """The likely label errors among ``marks`` (``annotations.suspects``): ``data``'s trader
+    labels read by the held-out probabilities an evaluation of it handed to ``held``."""
+    return likely_label_errors(marks, data.ts + timeframe_ms, held.heads(
+        {head: data.targets.classes(head) for head in TRADER_HEADS}), min_share=min_share)
 
 
 @dataclass(frozen=True)

@@ -194,12 +194,14 @@ def predict_span(model: TradingTransformer, series: DeviceSeries, span: tuple[in
                  seq_len: int, batch_size: int, device: torch.device, *,
                  autocast=contextlib.nullcontext, should_stop: Callable[[], bool] = bool,
                  on_batch: Callable[[ModelOutput, WindowBatch], None] | None = None,
-                 confidence: np.ndarray | None = None) -> np.ndarray:
+                 confidence: np.ndarray | None = None,
+                 probabilities: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Each class head's predicted class ``[C, stop - start]`` at every candle of ``span``
     (each scored once, with a warm context: ``scoring_windows``), from a model in eval mode;
     ``on_batch(out, batch)`` sees every batch with targets on the scored candles only (the
     validation loss is the loss on ``span``). ``confidence`` (float ``[C, stop - start]``),
-    if given, receives each prediction's probability."""
+    if given, receives each prediction's probability; ``probabilities`` (head name to float
+    ``[classes, stop - start]``), each named head's probability of every class."""
     start, stop = span
     windows = torch.from_numpy(scoring_windows(span, seq_len)).to(device)
     predicted = torch.full((_C, stop - start), -1, dtype=torch.int64, device=device)
@@ -216,11 +218,16 @@ def predict_span(model: TradingTransformer, series: DeviceSeries, span: tuple[in
         if on_batch is not None:
             on_batch(out, _only(batch, scored))
         where = candle[scored] - start
-        for h, logits in enumerate(head_logits(out).values()):
+        for h, (head, logits) in enumerate(head_logits(out).items()):
             predicted[h, where] = logits.argmax(-1)[scored]
+            if confidence is None and (probabilities is None or head not in probabilities):
+                continue
+            probs = torch.softmax(logits[scored].float(), -1).cpu().numpy()
+            at = where.cpu().numpy()
             if confidence is not None:
-                probs = torch.softmax(logits[scored].float(), -1).max(-1).values
-                confidence[h, where.cpu().numpy()] = probs.cpu().numpy()
+                confidence[h, at] = probs.max(-1)
+            if probabilities is not None and head in probabilities:
+                probabilities[head][:, at] = probs.T
     return predicted.cpu().numpy()
 
 

@@ -7,6 +7,8 @@ hidden dock (a tab behind another) are skipped, as Qt skips every hidden widget;
 to another side takes its place in the order there (``keep_tab_order``).
 The charts' keys, ``Ctrl+1`` .. ``Ctrl+4`` ("Focus chart N", ``chart.focus`` and the
 chart area's), bring the keyboard back to that chart from anywhere, so its keys act again.
+The wheel over a form's choice or number scrolls the form until that widget has the keyboard
+(``wheel_only_when_focused``).
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractScrollArea,
     QAbstractSpinBox,
     QComboBox,
     QDockWidget,
@@ -28,6 +32,31 @@ from PySide6.QtWidgets import (
     QToolBar,
     QWidget,
 )
+
+
+class _WheelGuard(QObject):
+    """Turns the wheel over an unfocused choice or number into a scroll of its scroll area."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() != QEvent.Type.Wheel or not isinstance(watched, QWidget) or \
+                watched.hasFocus():
+            return False
+        parent = watched.parentWidget()
+        while parent is not None and not isinstance(parent, QAbstractScrollArea):
+            parent = parent.parentWidget()
+        if parent is not None:
+            QCoreApplication.sendEvent(parent.viewport(), event)
+        return True
+
+
+def wheel_only_when_focused(root: QWidget) -> None:
+    """The wheel changes the choices and numbers under ``root`` only once one has the keyboard
+    (a click or Tab): before, it scrolls the pane they sit in, so scrolling a form past a
+    choice never changes it."""
+    guard = _WheelGuard(root)
+    for widget in root.findChildren(QComboBox) + root.findChildren(QAbstractSpinBox):
+        widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        widget.installEventFilter(guard)
 
 
 def to_front(window: QWidget, activate: bool = True) -> None:
@@ -101,7 +130,10 @@ def window_areas(window: QMainWindow) -> list[QWidget]:
 
 
 def keep_tab_order(window: QMainWindow) -> None:
-    """Chain ``window``'s Tab order by its areas now, and again whenever a dock moves."""
+    """Chain ``window``'s Tab order by its areas now, and again whenever a dock moves; Tab
+    leaves every list and table (the arrows move inside them) instead of walking its cells."""
+    for view in window.findChildren(QAbstractItemView):
+        view.setTabKeyNavigation(False)
     set_tab_order(window_areas(window))
     for dock in window.findChildren(QDockWidget):
         dock.dockLocationChanged.connect(lambda *_: set_tab_order(window_areas(window)))

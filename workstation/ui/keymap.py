@@ -38,6 +38,7 @@ BACKTEST = "Backtest"
 DATA = "Data"
 FILE = "File"
 REPLAY = "Blind replay"
+LABEL_ERRORS = "Likely label errors"
 HELP = "Help"
 
 TRAINING_TABS = ("Curves", "Live", "Confusion", "Evaluation", "Report", "Runs")  # its tabs
@@ -164,6 +165,19 @@ KEYMAP: tuple[Command, ...] = (
     Command("train.evaluate", "Run / stop walk-forward evaluation", ("F7",), TRAINING,
             "Train and test fold after fold on the closed candles on screen, every head "
             "beside its baselines (again: stop)"),
+    # the Evaluation tab's likely label errors (``training.suspect_list.SuspectList``): on the
+    # mark selected there; Enter shows it on the chart
+    Command("suspects.open", "Show the suspect mark on the chart", (), LABEL_ERRORS,
+            "Bring the chart forward with its cursor on the mark selected in the Evaluation "
+            "tab's likely label errors (Enter there; F8 comes back)"),
+    Command("suspects.keep", "Keep the suspect mark (it is right)", ("K",), LABEL_ERRORS,
+            "Tag the selected mark as checked: later evaluations do not flag it again "
+            "(Ctrl+Z undoes)"),
+    Command("suspects.fix", "Fix the suspect mark as the model reads it", ("Shift+F",),
+            LABEL_ERRORS, "Turn the trade round, delete a trade the model reads flat, or "
+            "relabel the region (a blind mark becomes hindsight; Ctrl+Z undoes)"),
+    Command("suspects.delete", "Delete the suspect mark", ("Shift+Del",), LABEL_ERRORS,
+            "Delete the selected mark (Ctrl+Z brings it back)"),
     # the Runs tab's buttons (``training.runs.RunList``): on the run selected there
     Command("runs.open", "Open the selected run", (), TRAINING,
             "Show the selected run's recorded curves"),

@@ -109,6 +109,10 @@ class MainWindow(QMainWindow):
 
         self.teacher = Teacher(self, paths, self.live, self.annotations.store, self.training,
                                self.training_workspace.show_report, self._say)
+        from .annotations.label_review import LabelReview
+
+        self.label_review = LabelReview(self.training.evaluation.suspects, self.annotations,
+                                        self.chart)
         from .backtest.view import BacktestTab, BacktestView
 
         self.backtest = BacktestTab(self, self.centre_tabs, BacktestView(

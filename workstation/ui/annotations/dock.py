@@ -668,6 +668,13 @@ class AnnotationLayer(QObject):
         self._select(ann)
         self.target.view.setFocus()
 
+    def replace(self, ann: Annotation, new: Annotation | None, text: str) -> None:
+        """Replace ``ann`` by ``new`` (None: delete it) as one undoable change named ``text``,
+        and say so on the status line."""
+        self._push(DeleteAnnotation(self.store, ann, self._command_failed) if new is None
+                   else EditAnnotation(self.store, new, text, self._command_failed))
+        self._say(f"{text[:1].upper()}{text[1:]} (Ctrl+Z undoes)")
+
     def _select(self, ann: Annotation | None) -> None:
         self.selected = ann
         self.graphics.set_selected(ann if self.target is self.chart else None)

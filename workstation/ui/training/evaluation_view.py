@@ -24,8 +24,10 @@ Last, "Backtest of the test spans" (``backtest.walk_forward``, as ``workstation 
 every head that can signal at the default confidence beside the trader's blind marks, their
 hindsight marks (where the spans hold a mark) and buy & hold, in the Backtest view's metrics
 table (``ui.backtest.result_tables``), with the hindsight gap (hindsight minus blind: return,
-win rate, mean trade) per fold and over every span ("all"). Everything below the settings
-scrolls.
+win rate, mean trade) per fold and over every span ("all"). Between the labels' words and the
+backtest, when the trader has marks, the likely label errors (``suspect_list``): the marks the
+held-out models read otherwise, with keep / fix / delete on keys. Everything below the
+settings scrolls.
 """
 
 from __future__ import annotations
@@ -33,22 +35,20 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFormLayout,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QScrollArea,
     QSizePolicy,
     QSpinBox,
-    QTableWidget,
     QTableWidgetItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from ...annotations.suspects import SuspectReport
 from ...backtest.report import prices_line, summary
 from ...backtest.walk_forward import WalkForwardBacktest
 from ...display import NO_DATA, number, percent, points
@@ -68,7 +68,7 @@ from ...ml.events import (
 )
 from ...ml.hindsight import describe_reach
 from ...ml.scoring import EDGE, describe, describe_baselines, mark_words
-from ...ml.targets import CLASS_HEADS
+from ...ml.targets import CLASS_HEADS, TRADER_HEADS
 from ..backtest.result_tables import (
     GAP_TITLE,
     fill_gaps,
@@ -77,7 +77,8 @@ from ..backtest.result_tables import (
     metric_cell,
     metrics_table,
 )
-from ..tables import cell_texts
+from ..tables import cell_texts, rows_table
+from .suspect_list import SuspectList
 
 COLUMNS = ("Fold", "Head", "Accuracy", "Best baseline", "Baseline", "Margin", "95 % interval",
            "Block (days)", "Verdict", "Multiplicity", "n")
@@ -167,15 +168,8 @@ class EvaluationView(QWidget):
                                "closed candles on screen, and tests it on the next span")
         self.progress.setWordWrap(True)
         self.progress.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("evaluationTable")
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table = rows_table("evaluationTable", COLUMNS)
         self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.labels = QLabel()
         self.labels.setWordWrap(True)
@@ -183,14 +177,7 @@ class EvaluationView(QWidget):
         events_title = QLabel(f"Entries and exits of the position head, within {EVENT_WINDOW} "
                               f"candles, beside random ones at the model's rate")
         events_title.setWordWrap(True)
-        self.events_table = QTableWidget(0, len(EVENT_COLUMNS))
-        self.events_table.setObjectName("entryEventsTable")
-        self.events_table.setHorizontalHeaderLabels(list(EVENT_COLUMNS))
-        self.events_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.events_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.events_table.verticalHeader().hide()
-        self.events_table.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents)
+        self.events_table = rows_table("entryEventsTable", EVENT_COLUMNS)
         self.backtest: WalkForwardBacktest | None = None
         self.backtest_title = QLabel("Backtest of the test spans, each traded by the fold's own "
                                      "model after costs, beside the trader's marks and "
@@ -205,6 +192,8 @@ class EvaluationView(QWidget):
         self.gap_title = QLabel(f"{GAP_TITLE}, per test span")
         self.gap_title.setWordWrap(True)
         self.gap = gap_table("evaluationHindsightGap")
+        self.suspects = SuspectList()
+        self._verdicts: dict[str, str | None] = {}
         form = QFormLayout()
         form.addRow("Folds", self.folds)
         form.addRow("Epochs per fold", self.epochs)
@@ -221,6 +210,7 @@ class EvaluationView(QWidget):
         column.addWidget(events_title)
         column.addWidget(self.events_table, 1)
         column.addWidget(self.labels)
+        column.addWidget(self.suspects)
         for widget in (self.backtest_title, self.backtest_words, self.backtest_metrics,
                        self.gap_title, self.gap):
             column.addWidget(widget)
@@ -245,6 +235,7 @@ class EvaluationView(QWidget):
         self.table.setRowCount(0)
         self.events_table.setRowCount(0)
         self.labels.clear()
+        self.suspects.show_report(None)
         self._show_backtest(None)
         self._folds, self._fold, self._scored, self._epochs = folds, 0, 0, None
         self.progress.setText(f"preparing {folds} folds…")
@@ -292,8 +283,12 @@ class EvaluationView(QWidget):
                     if event.trade_events is not None:
                         self._add_events("all", event.trade_events)
                     self.labels.setText("\n".join(describe_reach(r) for r in event.labels))
+                    self._verdicts = {head: event.summary[head].verdict
+                                      for head in TRADER_HEADS}
                     self.progress.setText(f"{event.folds} folds in {event.elapsed_s:.0f} s; "
                                           f"the rows \u201call\u201d pool every test span")
+                case SuspectReport():
+                    self.suspects.show_report(event, self._verdicts)
                 case WalkForwardBacktest():
                     self._show_backtest(event)
 

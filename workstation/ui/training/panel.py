@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...annotations.suspects import SuspectReport
 from ...backtest.walk_forward import WalkForwardBacktest
 from ...display import number
 from ...errors import WorkstationError
@@ -67,6 +68,7 @@ from ...paths import AppPaths
 from ...timeparse import format_minute
 from ...viewmodel.training_session import TrainingSession
 from ..command_registry import commands, create_command_actions
+from ..focus import wheel_only_when_focused
 from ..keymap import TRAINING
 from ..live_data import LiveData
 from ..resources import icon
@@ -278,6 +280,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab: the settings inside it
         self.scroll_area.setWidget(scrolled)
+        wheel_only_when_focused(scrolled)
         outer.addWidget(self.scroll_area, 1)
 
         right = QWidget()
@@ -489,7 +492,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.events_seen.update(type(item).__name__ for item in items)
         shown = [item for item in items if isinstance(
             item, (FoldStarted, RunStarted, BatchEnd, EpochEnd, FoldScored,
-                   EvaluationFinished, WalkForwardBacktest))]
+                   EvaluationFinished, SuspectReport, WalkForwardBacktest))]
         self.evaluation.add_events(shown)
         if shown and self.state == "evaluating":
             self._set_state("evaluating", self.evaluation.progress.text())

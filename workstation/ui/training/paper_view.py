@@ -22,12 +22,9 @@ import logging
 from PySide6.QtCore import QObject, QSettings, Qt, Signal, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QGroupBox,
-    QHeaderView,
     QLabel,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -43,7 +40,7 @@ from ...storage import DamagedFileError, DiskFullError
 from ...timeparse import format_minute
 from ..command_registry import command, create_command_actions
 from ..live_data import LiveData
-from ..tables import cell_texts
+from ..tables import cell_texts, rows_table
 
 log = logging.getLogger(__name__)
 BADGE = "paper"  # the chart overlay group of the badge
@@ -112,15 +109,9 @@ class PaperView(QGroupBox):
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("paperTrades")
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table = rows_table("paperTrades", COLUMNS)
         self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self.table.horizontalHeader().setStretchLastSection(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)

@@ -20,10 +20,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGridLayout,
-    QHeaderView,
     QLabel,
     QSizePolicy,
-    QTableWidget,
     QTableWidgetItem,
     QToolButton,
     QVBoxLayout,
@@ -33,7 +31,7 @@ from PySide6.QtWidgets import (
 from ...display import NO_DATA, number
 from ...timeparse import format_minute
 from ..command_registry import create_command_actions
-from ..tables import cell_texts
+from ..tables import cell_texts, rows_table
 
 COLUMNS = ("Started (UTC)", "Run", "State", "Data", "Preset", "Steps", "Best val loss",
            "Verdict")
@@ -112,17 +110,10 @@ class RunList(QWidget):
         super().__init__(parent)
         self.runs: list = []
         self.shown_run: str | None = None
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("runsTable")
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table = rows_table("runsTable", COLUMNS)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self.table.horizontalHeader().setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.itemDoubleClicked.connect(lambda _item: self._ask("open"))
         self.command_actions = create_command_actions(

@@ -328,7 +328,8 @@ class EvaluationWorker(ThreadWorker):
     backtests each fold's model on its test span (``backtest.walk_forward``: every head that
     can signal at the default confidence, beside the trader's marks and buy & hold) on the
     worker thread; every event (the folds' training events, ``FoldScored``,
-    ``EvaluationFinished``, then the ``WalkForwardBacktest``) goes to ``relay``. ``outcome``
+    ``EvaluationFinished``, the ``annotations.suspects.SuspectReport`` of the marks the held-out
+    models read otherwise, then the ``WalkForwardBacktest``) goes to ``relay``. ``outcome``
     is the ``EvaluationFinished``, a ``StoppedEvaluation`` or a ``Failed`` once ``work()`` has
     returned."""
 
@@ -340,6 +341,7 @@ class EvaluationWorker(ThreadWorker):
         self.outcome: EvaluationFinished | StoppedEvaluation | Failed | None = None
 
     def work(self) -> None:
+        from ...annotations.suspects import HeldOutProbabilities
         from ...backtest.costs import costs_for
         from ...backtest.signals import DEFAULT_THRESHOLD
         from ...backtest.walk_forward import WalkForwardSignals, signal_heads
@@ -360,11 +362,18 @@ class EvaluationWorker(ThreadWorker):
                                           plan.target_spec)
             signals = WalkForwardSignals(len(candles), signal_heads(labelled.annotations > 0),
                                          (DEFAULT_THRESHOLD,))
+            held = HeldOutProbabilities(len(data))
             self.outcome = evaluate(data, plan.model_config, plan.train_config,
                                     folds=job.folds, device=plan.device,
                                     provenance=job.series.provenance, on_event=self.relay.put,
                                     stop=self.stop, settings=EvaluationConfig(seeds=job.seeds),
-                                    blind_position=blind, on_test_predictions=signals)
+                                    blind_position=blind, on_test_predictions=signals,
+                                    on_held_out=lambda fold, p: held.add(fold.test, p))
+            if labelled.annotations:
+                marks = training.training_marks(job.annotations_db, job.series.market,
+                                                use_annotations=job.request.use_annotations,
+                                                marks=job.request.marks)
+                self.relay.put(training.label_suspects(marks, data, candles.timeframe.ms, held))
             self.relay.put(signals.backtest(
                 candles, job.series, annotations_db=job.annotations_db,
                 costs=costs_for(job.series),
