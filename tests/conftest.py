@@ -16,8 +16,8 @@ What the rules let through is ``QT_WARNINGS_ALLOWED`` and ``TIMERS_ALLOWED``, ea
 reason; nothing else may be let through anywhere.
 
 Helpers (import them with ``from conftest import ...``, or use the fixtures): ``wait_for``,
-``demo_live``, ``make_dock``, ``Host`` (and the ``host`` fixture), ``make_candles``,
-``candles_csv``, ``paths``.
+``demo_live``, ``make_dock``, ``tiny_training``, ``demo_window``, ``Host`` (and the ``host``
+fixture), ``make_candles``, ``candles_csv``, ``paths``.
 """
 
 from __future__ import annotations
@@ -303,6 +303,52 @@ def demo_live(paths, n: int = 1500, seed: int = 3):
     live.key = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
     live.candles_changed.emit("reset")
     return live
+
+
+def tiny_training(win, qtbot, *, epochs: int | None = 1) -> None:
+    """``win``'s training form set to a tiny model on the CPU (32-candle windows and stride,
+    batches of 16, ``epochs`` unless None), once the device warmed up."""
+    panel = win.training
+    qtbot.waitUntil(lambda: panel.state == "idle" and bool(panel.settings.devices)
+                    and not panel.tasks_running, timeout=WAIT_MS)
+    s = panel.settings
+    s.preset.setCurrentText("tiny")
+    s.seq_len.setValue(32)
+    s.stride.setValue(32)
+    s.batch_size.setValue(16)
+    if epochs is not None:
+        s.epochs.setValue(epochs)
+    s.device.setCurrentIndex(s.device.findData("cpu"))
+
+
+@pytest.fixture
+def demo_window(qtbot, paths):
+    """``demo_window(n=1500)``: the main window on ``n`` demo candles of DEMO/USDT 1m that end
+    at ``END_TS`` (seed 3), its training form tiny (``tiny_training``); each shut down after
+    the test."""
+    from workstation.ui.main_window import MainWindow
+
+    made = []
+
+    def make(n: int = 1500):
+        from workstation.market.demo import demo_candles
+        from workstation.market.series import SeriesKey
+        from workstation.market.timeframes import ONE_MINUTE
+
+        win = MainWindow(paths)
+        made.append(win)
+        win.show()
+        qtbot.waitExposed(win)
+        win.live.candles = demo_candles(n, seed=3, end_ts=END_TS)
+        win.live.key = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
+        win.live.candles_changed.emit("reset")
+        tiny_training(win, qtbot)
+        return win
+
+    yield make
+    for win in made:
+        asyncio.run(win.shutdown())
+        win.deleteLater()
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from workstation.timeparse import format_minute
 from workstation.ui.command_registry import cheat_sheet, commands
 from workstation.ui.main_window import MainWindow
 
-from conftest import END_TS, WAIT_MS, Key
+from conftest import END_TS, WAIT_MS, Key, tiny_training
 from live_replay import assert_paper_is_the_engine, script_position_calls, wait_live
 
 CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
@@ -276,20 +276,6 @@ def test_the_command_line_starts_a_random_replay_inside_the_span(qtbot, paths):
     at = int(c.ts[700]) + 60_000
     assert asyncio.run(win.replay.from_command_line(str(at), None, None))
     assert win.replay.clock.now == at and len(win.chart.candles) == 701
-
-
-def tiny_training(win: MainWindow, qtbot) -> None:
-    """The window's training form set to a tiny model on the CPU, once the device warmed up."""
-    panel = win.training
-    qtbot.waitUntil(lambda: panel.state == "idle" and bool(panel.settings.devices),
-                    timeout=WAIT_MS)
-    s = panel.settings
-    s.preset.setCurrentText("tiny")
-    s.seq_len.setValue(32)
-    s.stride.setValue(32)
-    s.batch_size.setValue(16)
-    s.epochs.setValue(1)
-    s.device.setCurrentIndex(s.device.findData("cpu"))
 
 
 def idle(panel, qtbot) -> None:

@@ -5,8 +5,6 @@ offer every one of them."""
 
 from __future__ import annotations
 
-import asyncio
-
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -15,32 +13,18 @@ from PySide6.QtTest import QTest
 from workstation.annotations.model import Region, Trade
 from workstation.annotations.suspects import CHECKED, likely_label_errors
 from workstation.annotations.targets import trader_targets
-from workstation.market.demo import demo_candles
-from workstation.market.series import SeriesKey
 from workstation.market.timeframes import ONE_MINUTE
 from workstation.ui.help import palette_entries
-from workstation.ui.main_window import MainWindow
 from workstation.ui.training.suspect_list import COLUMNS, NO_EDGE_WORDS, suspect_cells
 
-from conftest import END_TS, WAIT_MS
+from conftest import WAIT_MS
 
 COMMON = {"market": "demo", "symbol": "DEMO/USDT", "timeframe": "1m"}
 
 
 @pytest.fixture
-def window(qtbot, paths):
-    window = MainWindow(paths)
-    window.show()
-    qtbot.waitExposed(window)
-    live = window.live
-    live.candles = demo_candles(600, seed=3, end_ts=END_TS)
-    live.key = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
-    live.candles_changed.emit("reset")
-    qtbot.waitUntil(lambda: window.training.state == "idle"
-                    and not window.training.tasks_running, timeout=WAIT_MS)
-    yield window
-    asyncio.run(window.shutdown())
-    window.deleteLater()
+def window(demo_window):
+    return demo_window(600)
 
 
 def marks_and_report(window):

@@ -7,7 +7,8 @@ import json
 
 from workstation.backtest.teaching_report import NO_HELD_OUT
 from workstation.cli import main
-from workstation.ui.training.report_view import HINT, NO_RUN, ReportView
+from workstation.ui.training.report_view import HINT, ReportView
+from workstation.ui.training.run_task_view import NO_RUN
 
 WAIT_MS = 60_000  # a report on a loaded 2-core machine
 

@@ -28,7 +28,7 @@ from workstation.ui.training.curves import TrainingCurves
 from workstation.ui.training.workspace import MODE_KEY, TrainingWindow
 from workstation.viewmodel.curve_math import smooth
 
-from conftest import END_TS, WAIT_MS
+from conftest import END_TS, WAIT_MS, tiny_training
 
 MIN_PLOT_PX = 160
 LEGENDS = {  # every line of every plot of the Curves tab, named
@@ -55,14 +55,7 @@ def windows(qtbot, paths):
         live.candles = demo_candles(1500, seed=3, end_ts=END_TS)
         live.key = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
         live.candles_changed.emit("reset")
-        qtbot.waitUntil(lambda: window.training.state == "idle"
-                        and not window.training.tasks_running, timeout=WAIT_MS)
-        s = window.training.settings
-        s.preset.setCurrentText("tiny")
-        s.seq_len.setValue(32)
-        s.stride.setValue(32)
-        s.batch_size.setValue(16)
-        s.device.setCurrentIndex(s.device.findData("cpu"))
+        tiny_training(window, qtbot, epochs=None)
         return window
 
     def close(window):
@@ -363,7 +356,7 @@ def test_a_failure_keeps_the_plots_tall_and_no_plot_is_a_tab_stop(qtbot, windows
 
 
 def test_shift_f7_brings_the_report_of_the_run_shown_forward(qtbot, windows):
-    from workstation.ui.training.report_view import NO_RUN
+    from workstation.ui.training.run_task_view import NO_RUN
 
     window = windows()
     action = window.training_workspace.command_actions["train.report"]

@@ -1,6 +1,7 @@
-"""``workstation annotations export|import|targets|list|replays|suspects``: annotations to
-and from files, the targets training reads, the blind replay sessions and the likely label
-errors (``suspects``, ``commands.evaluate``), headless."""
+"""``workstation annotations export|import|targets|list|replays|suspects|review-next``:
+annotations to and from files, the targets training reads, the blind replay sessions, the
+likely label errors (``suspects``, ``commands.evaluate``) and what to review next
+(``commands.review_next``), headless."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..market.timeframes import parse_timeframe
 from ..paths import app_paths
 from .evaluate import register_suspects
 from .flags import add_series_flags, flagged_series
+from .review_next import register_review_next
 
 
 def register(sub) -> None:
@@ -62,6 +64,7 @@ def register(sub) -> None:
     replays.add_argument("--json", action="store_true", help="one JSON object per session")
     replays.set_defaults(func=run_replays)
     register_suspects(actions)
+    register_review_next(actions)
 
 
 def _add_series_options(parser, what: str) -> None:

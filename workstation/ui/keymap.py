@@ -39,9 +39,11 @@ DATA = "Data"
 FILE = "File"
 REPLAY = "Blind replay"
 LABEL_ERRORS = "Likely label errors"
+REVIEW_NEXT = "Review next"
 HELP = "Help"
 
-TRAINING_TABS = ("Curves", "Live", "Confusion", "Evaluation", "Report", "Runs")  # its tabs
+TRAINING_TABS = ("Curves", "Live", "Confusion", "Evaluation", "Review", "Report",
+                 "Runs")  # its tabs
 
 KEYMAP: tuple[Command, ...] = (
     # -- the chart with the keyboard (``chart.ChartWidget``) ---------------------------------
@@ -178,6 +180,14 @@ KEYMAP: tuple[Command, ...] = (
             "relabel the region (a blind mark becomes hindsight; Ctrl+Z undoes)"),
     Command("suspects.delete", "Delete the suspect mark", ("Shift+Del",), LABEL_ERRORS,
             "Delete the selected mark (Ctrl+Z brings it back)"),
+    # the Review tab (``training.review_view.ReviewView``): what to review next
+    Command("review.rank", "Rank what to review next (the run shown)", ("Shift+F8",),
+            REVIEW_NEXT, "The Review tab: the stretches you have not reviewed, ranked by what "
+            "the run shown would learn most from (its uncertainty, and regimes your marks "
+            "barely cover)"),
+    Command("review.open", "Open the stretch in blind replay", (), REVIEW_NEXT,
+            "Start a blind replay at the start of the stretch selected in the Review tab "
+            "(Enter there): mark it with the future hidden"),
     # the Runs tab's buttons (``training.runs.RunList``): on the run selected there
     Command("runs.open", "Open the selected run", (), TRAINING,
             "Show the selected run's recorded curves"),

@@ -113,6 +113,7 @@ class MainWindow(QMainWindow):
 
         self.label_review = LabelReview(self.training.evaluation.suspects, self.annotations,
                                         self.chart)
+        self.training.review.open_requested.connect(self._review_stretch)
         from .backtest.view import BacktestTab, BacktestView
 
         self.backtest = BacktestTab(self, self.centre_tabs, BacktestView(
@@ -247,6 +248,14 @@ class MainWindow(QMainWindow):
 
     def _say(self, text: str) -> None:
         self.statusBar().showMessage(text, 10_000)
+
+    def _review_stretch(self, stretch) -> None:
+        """A stretch of the Review tab, opened in blind replay at its start (on its series)."""
+        queue = self.training.review.queue
+        if queue is not None and self.live.key != queue.series:
+            self._say(f"That stretch is of {queue.series.provenance}: open it to replay there")
+            return
+        self.replay.start_at(stretch.start_ts)
 
     def _base_timeframe(self, timeframe: str) -> None:
         """Chart 1 steps to another timeframe: the source opens on it (a file's candles

@@ -84,6 +84,7 @@ from .metric_readout import MetricReadout
 from .paper_view import PaperTrading
 from .prediction_overlay import PredictionOverlay
 from .report_view import ReportView
+from .review_view import ReviewView
 from .runs import Exported, RunList, RunsListed
 from .runs_tab import RunsTab
 from .settings_form import TrainingSettings
@@ -294,6 +295,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         self.confusion = ConfusionMatrices()
         self.curves.tabs.addTab(self.confusion, "Confusion")
         self.curves.tabs.addTab(self.evaluation, "Evaluation")
+        self.review = ReviewView(self.paths, lambda: self.current_run_id, self._shown_candles)
+        self.curves.tabs.addTab(self.review, "Review")
         self.report = ReportView(self.paths, lambda: self.current_run_id, self._shown_candles)
         self.curves.tabs.addTab(self.report, "Report")
         self.runs = RunList()
@@ -412,6 +415,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
                 log.error("the training worker did not stop within %.0f s", timeout_s)
         ok = self.warmup.join(max(0.0, deadline - time.monotonic())) and ok
         ok = self.report.join(max(0.0, deadline - time.monotonic())) and ok
+        ok = self.review.join(max(0.0, deadline - time.monotonic())) and ok
         ok = self.marks_box.join(max(0.0, deadline - time.monotonic())) and ok
         for task in self._tasks:
             ok = task.join(max(0.0, deadline - time.monotonic())) and ok

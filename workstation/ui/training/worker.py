@@ -259,6 +259,40 @@ class TaskWorker(ThreadWorker):
         self.relay.put(self.outcome)
 
 
+class OneTask(QObject):
+    """One task at a time off the GUI thread (a ``TaskWorker`` on a ``WorkerThread`` named
+    ``name``): ``start(task, what)`` (False while one runs), ``busy`` until its result is
+    handed on, ``join``; the result (or a ``TaskFailed``) reaches ``done`` on the GUI thread."""
+
+    done = Signal(object)
+
+    def __init__(self, name: str, parent: QObject):
+        super().__init__(parent)
+        self.name = name
+        self.relay = ProgressRelay(self)
+        self.relay.delivered.connect(self._delivered)
+        self._thread: WorkerThread | None = None
+        self.busy = False
+
+    def start(self, task: Callable[[], object], what: str) -> bool:
+        if self.busy:
+            return False
+        self.busy = True
+        self._thread = WorkerThread(TaskWorker(task, what, self.relay), self.name)
+        self._thread.start()
+        return True
+
+    def join(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for a task under way; True if none runs."""
+        return self._thread is None or self._thread.join(timeout_s)
+
+    @Slot(list)
+    def _delivered(self, items: list) -> None:
+        self.busy = False
+        for item in items:
+            self.done.emit(item)
+
+
 class TrainingWorker(ThreadWorker):
     """Plans, builds (``ml.job``) and runs ``job``'s ``Trainer`` on the worker thread; every
     event goes to ``relay``. ``outcome`` is the final ``Finished`` or ``Failed`` event once

@@ -86,6 +86,7 @@ class TrainingWorkspace(QObject):
             **{f"view.training_{tab.lower()}": partial(self.show_tab, tab)
                for tab in TRAINING_TABS},
             "train.report": self.show_report,
+            "review.rank": self.show_review,
         }, Qt.ShortcutContext.WindowShortcut)
         self.command_actions["view.training_window"].setCheckable(True)
         mode = settings.value(MODE_KEY, "tab")
@@ -191,6 +192,11 @@ class TrainingWorkspace(QObject):
         """Shift+F7: the Report tab, reporting on the run shown."""
         self.show_tab("Report")
         self.panel.report.refresh()
+
+    def show_review(self) -> None:
+        """Shift+F8: the Review tab, ranking with the run shown."""
+        self.show_tab("Review")
+        self.panel.review.rank()
 
     def show_chart(self) -> None:
         if self.mode == "window":
