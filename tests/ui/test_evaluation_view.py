@@ -221,4 +221,5 @@ def test_a_failed_evaluation_is_shown_like_a_failed_run(qtbot, dock):
     assert dock.state == "failed"
     assert "too few for 40 folds" in dock.last_error and dock.error_box.isVisibleTo(dock)
     assert "Traceback" in dock.error_box.toPlainText()
+    assert dock.evaluation.progress.text() == f"evaluation failed: {dock.last_error}"
     assert dock.command_actions["train.evaluate"].isEnabled()  # it can run again

@@ -292,6 +292,10 @@ class EvaluationView(QWidget):
                 case WalkForwardBacktest():
                     self._show_backtest(event)
 
+    def failed(self, message: str) -> None:
+        """Say that the evaluation failed, and why (the table holds what it scored)."""
+        self.progress.setText(f"evaluation failed: {message}")
+
     def stopped(self) -> str:
         """Say that the evaluation was stopped (and what the table holds); returns the words."""
         text = (f"evaluation stopped in fold {max(self._fold, 1)} of {self._folds}: "

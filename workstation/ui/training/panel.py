@@ -581,6 +581,8 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
             case Failed():
                 if self.overlay is not None:  # a failed live run suggests nothing any more
                     self.overlay.clear()
+                if isinstance(worker, EvaluationWorker):
+                    self.evaluation.failed(outcome.message)
                 self._show_failure(outcome.message, outcome.traceback)
             case EvaluationFinished():
                 self._set_state("idle", f"evaluation finished: {outcome.folds} folds in "
