@@ -34,6 +34,17 @@ class AppPaths:
         return self.data_dir / "annotations.sqlite"
 
     @property
+    def consistency_db(self) -> Path:
+        """The fresh blind marks of consistency checks, kept apart from the trader's marks
+        (``annotations.consistency_plan``): training never reads them."""
+        return self.data_dir / "consistency.sqlite"
+
+    @property
+    def consistency_plan(self) -> Path:
+        """The stretches each series' consistency check marks again."""
+        return self.data_dir / "consistency.json"
+
+    @property
     def replay_db(self) -> Path:
         """Blind replay sessions (``annotations.replay_sessions``)."""
         return self.data_dir / "replay.sqlite"

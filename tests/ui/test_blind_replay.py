@@ -260,7 +260,8 @@ def test_every_replay_command_is_in_the_cheat_sheet_and_the_palette():
     ids = {c.id for c in commands("Blind replay")}
     assert {"replay.start_random", "replay.start_cursor", "replay.play", "replay.step",
             "replay.step_many", "replay.faster", "replay.slower", "replay.span",
-            "replay.resume", "replay.end"} == ids
+            "replay.resume", "replay.end", "replay.consistency",
+            "replay.consistency_report"} == ids
     sheet = dict(cheat_sheet())["Blind replay"]
     assert ("Space", "Play / pause the replay") in sheet
 

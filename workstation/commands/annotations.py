@@ -1,7 +1,8 @@
-"""``workstation annotations export|import|targets|list|replays|suspects|review-next``:
-annotations to and from files, the targets training reads, the blind replay sessions, the
-likely label errors (``suspects``, ``commands.evaluate``) and what to review next
-(``commands.review_next``), headless."""
+"""``workstation annotations export|import|targets|list|replays|suspects|review-next|
+consistency``: annotations to and from files, the targets training reads, the blind replay
+sessions, the likely label errors (``suspects``, ``commands.evaluate``), what to review next
+(``commands.review_next``) and the trader's consistency, blind (``commands.consistency``),
+headless."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..annotations.without_candles import no_candles_note
 from ..atomic import atomic_write_bytes
 from ..market.timeframes import parse_timeframe
 from ..paths import app_paths
+from .consistency import register_consistency
 from .evaluate import register_suspects
 from .flags import add_series_flags, flagged_series
 from .review_next import register_review_next
@@ -65,6 +67,7 @@ def register(sub) -> None:
     replays.set_defaults(func=run_replays)
     register_suspects(actions)
     register_review_next(actions)
+    register_consistency(actions)
 
 
 def _add_series_options(parser, what: str) -> None:

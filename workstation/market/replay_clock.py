@@ -114,12 +114,16 @@ def random_start(candles: Candles, span: tuple[int, int] | None, rng: random.Ran
 class ReplayClock:
     """See the module docstring."""
 
-    def __init__(self, source: Candles, shown: int, speed: Speed | str = DEFAULT_SPEED):
+    def __init__(self, source: Candles, shown: int, speed: Speed | str = DEFAULT_SPEED,
+                 stop: int | None = None):
         if len(source) < 2:
             raise WorkstationError("a replay needs at least 2 candles")
         self.source = source.slice(0, source.n_closed)  # a forming candle never replays
         self.shown = max(1, min(int(shown), len(self.source) - 1))
         self.start = self.shown
+        # the most candles it shows (a stretch's end; None: the whole series)
+        self.stop = len(self.source) if stop is None else \
+            max(self.shown, min(int(stop), len(self.source)))
         self.speed = Speed.parse(speed) if isinstance(speed, str) else speed
         self.playing = False
 
@@ -139,6 +143,11 @@ class ReplayClock:
 
     @property
     def left(self) -> int:
+        """Candles still to show before it stops."""
+        return self.stop - self.shown
+
+    @property
+    def hidden(self) -> int:
         """Candles still hidden."""
         return len(self.source) - self.shown
 
@@ -150,5 +159,5 @@ class ReplayClock:
         """Move the clock ``n`` candles forward (fewer at the end); returns the candles
         newly shown."""
         first = self.shown
-        self.shown = min(len(self.source), self.shown + max(0, int(n)))
+        self.shown = min(self.stop, self.shown + max(0, int(n)))
         return self.source.slice(first, self.shown)

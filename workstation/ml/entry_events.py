@@ -202,10 +202,12 @@ def match(tally: EventTally, seed: int = 0) -> EventMatch:
                                  np.random.default_rng(seed))
         sums = {name: getattr(tally, name)[picks].sum(axis=1) for name in _COUNTS}
         with np.errstate(divide="ignore", invalid="ignore"):
-            recall_interval = _interval((sums["found"] - sums["random_found"]) / sums["true"])
+            recall_interval = percentile_interval(
+                (sums["found"] - sums["random_found"]) / sums["true"])
             if precision_margin is not None:
-                precision_interval = _interval(sums["made"] / sums["predicted"]
-                                               - sums["random_made"] / sums["random_predicted"])
+                precision_interval = percentile_interval(
+                    sums["made"] / sums["predicted"]
+                    - sums["random_made"] / sums["random_predicted"])
     errors = tally.errors
     return EventMatch(
         tally.kind, tally.window, true, predicted, found=int(total["found"]),
@@ -218,7 +220,8 @@ def match(tally: EventTally, seed: int = 0) -> EventMatch:
         block_days=block)
 
 
-def _interval(margins: np.ndarray) -> tuple[float, float] | None:
+def percentile_interval(margins: np.ndarray) -> tuple[float, float] | None:
+    """The 95 % percentile interval of the finite ``margins`` (None: none finite)."""
     kept = margins[np.isfinite(margins)]
     if not kept.size:
         return None
@@ -243,8 +246,9 @@ def interval_text(interval: tuple[float, float] | None) -> str:
         f"[{interval[0] * 100:+.2f}, {interval[1] * 100:+.2f}]"
 
 
-def describe_match(m: EventMatch) -> str:
-    """One kind of event's scores in words, the same in the CLI and the window."""
+def describe_match(m: EventMatch, names: tuple[str, str] = ("trader", "model")) -> str:
+    """One kind of event's scores in words, the same in the CLI and the window; ``names``:
+    whose events the truth's and the predicted are."""
     head = f"{m.kind} within {m.window} candles"
     few = too_few_text(m)
     if few is not None:
@@ -256,7 +260,7 @@ def describe_match(m: EventMatch) -> str:
             ", too few days for an interval" if interval is None else f" {interval_text(interval)}"
         return f"{name} {percent(value)} (random {percent(random)}, margin {points(margin)}{bar})"
 
-    return (f"{head}: trader {m.true:,}, model {m.predicted:,}; "
+    return (f"{head}: {names[0]} {m.true:,}, {names[1]} {m.predicted:,}; "
             + rate("recall", m.recall, m.random_recall, m.recall_margin, m.recall_interval)
             + "; " + rate("precision", m.precision, m.random_precision, m.precision_margin,
                           m.precision_interval)

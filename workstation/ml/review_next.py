@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..annotations.stretches import DEFAULT_LENGTH, whole_blocks
 from ..market.candles import Candles
 from ..market.series import SeriesKey
 from ..timeparse import format_minute
@@ -35,7 +36,6 @@ from .checkpoints import CheckpointStore
 from .job import manifest_reference, plan_of, training_data
 from .targets import MASKED, REGIME_CLASSES
 
-DEFAULT_LENGTH = 48  # candles a stretch (two days of 1h candles)
 DEFAULT_TOP = 10
 RULE = ("uncertainty (the position head's entropy, 0..1) times (1 + the gap in regime "
         "coverage) / 2")
@@ -96,14 +96,6 @@ def _entropy(p: np.ndarray) -> np.ndarray:
     return -(p * np.log(safe)).sum(axis=0) / np.log(p.shape[0])
 
 
-def _blocks(eligible: np.ndarray, length: int) -> list[tuple[int, int]]:
-    """Whole blocks of ``length`` candles inside each run of eligible candles."""
-    edges = np.diff(np.concatenate(([0], eligible.astype(np.int8), [0])))
-    starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    return [(int(a) + k * length, int(a) + (k + 1) * length)
-            for a, b in zip(starts, stops, strict=True) for k in range(int(b - a) // length)]
-
-
 def review_queue(position: np.ndarray, regime: np.ndarray, reviewed: np.ndarray,
                  regime_labels: np.ndarray, ts: np.ndarray, *, length: int = DEFAULT_LENGTH,
                  top: int = DEFAULT_TOP) -> list[ReviewStretch]:
@@ -114,7 +106,7 @@ def review_queue(position: np.ndarray, regime: np.ndarray, reviewed: np.ndarray,
     if length < 1 or top < 1:
         raise ValueError(f"length and top must be at least 1, got {length} and {top}")
     predicted = np.isfinite(position).all(axis=0) & np.isfinite(regime).all(axis=0)
-    blocks = _blocks(predicted & ~np.asarray(reviewed, dtype=bool), length)
+    blocks = whole_blocks(predicted & ~np.asarray(reviewed, dtype=bool), length)
     labelled = regime_labels[regime_labels != MASKED]
     share = (np.bincount(labelled, minlength=len(REGIME_CLASSES)) / len(labelled)
              if len(labelled) else np.zeros(len(REGIME_CLASSES)))

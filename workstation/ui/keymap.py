@@ -270,6 +270,14 @@ KEYMAP: tuple[Command, ...] = (
             "Go on with the last unfinished replay of this series where its clock stopped"),
     Command("replay.end", "End the replay", ("Ctrl+Shift+E",), REPLAY,
             "Stop replaying (the session is kept) and show the whole series again"),
+    Command("replay.consistency", "Consistency check: mark labelled stretches again, blind",
+            ("Shift+F9",), REPLAY,
+            "Replay, one by one, stretches you labelled (drawn at random) with your old marks "
+            "hidden; the fresh marks are kept apart; at a stretch's end it goes on to the next, "
+            "after the last it shows how well the two agree"),
+    Command("replay.consistency_report", "Consistency report", (), REPLAY,
+            "Your fresh blind marks against the old ones: agreement per candle beside chance, "
+            "Cohen's kappa, entries matched"),
     # -- the data bar (``data_bar.DataBar``): Enter opens, Esc goes back to the chart -------
     Command("data.source", "Choose the source", ("Ctrl+L",), DATA,
             "Type a source (demo, an exchange, cache, csv:FILE); Enter opens it, Esc goes "

@@ -49,6 +49,14 @@ class LinkedAnnotations:
             else:
                 graphics.set_annotations(found[key.market])
 
+    def use_store(self, store: AnnotationStore) -> None:
+        """Draw the marks of ``store`` instead (a consistency check's, or the trader's
+        again)."""
+        self._unsubscribe()
+        self.store = store
+        self._unsubscribe = store.subscribe(self._store_changed)
+        self.reload()
+
     def set_clock(self, clock: int | None) -> None:
         """Follow the replay clock (None: no replay): each chart shows the marks it passed."""
         for graphics in self.graphics.values():

@@ -122,6 +122,9 @@ class MainWindow(QMainWindow):
         from .replay_mode import ReplayMode
 
         self.replay = ReplayMode(self)
+        from .consistency_check import ConsistencyCheck
+
+        self.consistency = ConsistencyCheck(self)
         self.training.device_text_changed.connect(self.status.show_device)
         self.training.state_changed.connect(self._training_state)
         self.live.candles_changed.connect(self._candles_changed)
@@ -418,7 +421,9 @@ class MainWindow(QMainWindow):
         window = create_command_actions(self, {
             "replay.start_random": r.start_random, "replay.start_cursor": r.start_at_cursor,
             "replay.span": r.ask_span, "replay.resume": lambda: r.resume(),
-            "replay.end": r.end}, Qt.ShortcutContext.WindowShortcut)
+            "replay.end": r.end, "replay.consistency": self.consistency.step,
+            "replay.consistency_report": self.consistency.report},
+            Qt.ShortcutContext.WindowShortcut)
         on_charts = create_command_actions(self.chart, {
             "replay.play": r.toggle_play, "replay.step": lambda: r.step(1),
             "replay.step_many": r.step_many, "replay.faster": r.faster,
@@ -465,6 +470,7 @@ class MainWindow(QMainWindow):
             return
         self._save()
         self.replay.shutdown()
+        self.consistency.shutdown()
         await self.live.stop()
         if not self.training.shutdown(timeout_s=60.0):
             QMessageBox.warning(self, "Workstation", "Training did not stop within 60 s.")

@@ -86,6 +86,7 @@ class ReplayMode(QObject):
     """See the module docstring; ``window`` is the main window."""
 
     changed = Signal()  # started, stepped, paused or ended
+    reached_stop = Signal()  # the clock reached the stop it was started with (a stretch's end)
 
     def __init__(self, window):
         super().__init__(window)
@@ -104,8 +105,9 @@ class ReplayMode(QObject):
         self._played_from = (0.0, 0)  # monotonic time and candles shown when play began
         self._saved_wall = 0.0
         self._paper: PaperResult | None = None  # the session's paper account, last seen
+        self.resumable = True  # False: closing the window ends the session (a check's stretch)
         self.live.opening.connect(self._source_opening)
-        window.annotations.store.subscribe(self._store_changed)
+        window.annotations.store.subscribe(self.count_decisions)
         window.training.paper.changed.connect(self._paper_changed)
 
     @property
@@ -120,9 +122,10 @@ class ReplayMode(QObject):
         return self.live.candles
 
     def start(self, shown: int, speed: Speed | str | None = None,
-              session: ReplaySession | None = None) -> bool:
-        """Start a replay with ``shown`` candles on screen (the clock at the last one's close).
-        A replay that runs ends first (its session kept); returns whether one started."""
+              session: ReplaySession | None = None, *, stop: int | None = None) -> bool:
+        """Start a replay with ``shown`` candles on screen (the clock at the last one's close),
+        going on to ``stop`` candles shown at most (None: the end of the series). A replay
+        that runs ends first (its session kept); returns whether one started."""
         source, key = self._series(), self.live.key
         if key is None or source.n_closed < 2:
             self._say("Open a series with at least 2 closed candles to replay it")
@@ -130,7 +133,7 @@ class ReplayMode(QObject):
         speed = speed or (self.clock.speed if self.clock is not None else DEFAULT_SPEED)
         self._finish_session()
         self.window.training.enter_replay(self)  # before its candles show: live mode stops
-        self.clock = ReplayClock(source, shown, speed)
+        self.clock = ReplayClock(source, shown, speed, stop)
         self.session = session or self.sessions.save(ReplaySession(
             source=self.live.spec or key.source, market=key.market.kind.value,
             symbol=key.symbol, timeframe=key.timeframe.name,
@@ -238,13 +241,17 @@ class ReplayMode(QObject):
         if len(new):
             self._set_clocks(clock.now)
             self.live.reveal(new)
-        if clock.left == 0:
+        stopped = clock.left == 0
+        if stopped:
             clock.playing = False
             self._timer.stop()
-            self._say("The replay reached the end of the series: Ctrl+Shift+E ends it")
+            if not clock.hidden:
+                self._say("The replay reached the end of the series: Ctrl+Shift+E ends it")
         if not clock.playing:
-            self._save()
+            self._save()  # the reviewed region grows to the clock
         self._show()
+        if stopped and clock.hidden:
+            self.reached_stop.emit()
 
     def step_many(self) -> None:
         """Ask how many candles to go forward (remembered), then go."""
@@ -325,7 +332,7 @@ class ReplayMode(QObject):
         """The window closes: the clock is saved (the replay resumes after a restart)."""
         if self.clock is not None:
             self._timer.stop()
-            self._save()
+            self._save(ended=not self.resumable)
         self.sessions.close()
 
     def _source_opening(self, *_args) -> None:
@@ -378,7 +385,8 @@ class ReplayMode(QObject):
         self.window.annotations.store.upsert(region)
         return region.id
 
-    def _store_changed(self, change) -> None:
+    def count_decisions(self, change) -> None:
+        """A store's change: the blind marks it adds are the session's decisions."""
         session = self.session
         if session is None or change.action != "added":
             return
@@ -448,7 +456,7 @@ class ReplayMode(QObject):
         traded = "" if paper is None else \
             f" · PAPER {paper.return_pct:+.2f} % · {paper.trades} trades"
         return (f"REPLAY {format_minute(clock.now)} · {clock.speed} · blind{state} · "
-                f"{decisions} decisions{traded} · {clock.left:,} candles hidden")
+                f"{decisions} decisions{traded} · {clock.hidden:,} candles hidden")
 
     def _show(self) -> None:
         self.window.status.show_replay(self.status_text())

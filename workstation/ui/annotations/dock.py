@@ -214,7 +214,8 @@ class AnnotationLayer(QObject):
         self._target_key: SeriesKey | None = None  # its series, when it is not chart 1
         self.charts: list[ChartWidget] = []  # every chart the keys act on (``attach``)
         self.window = parent
-        self.store = AnnotationStore(paths.annotations_db)
+        self.own_store = AnnotationStore(paths.annotations_db)  # the trader's marks
+        self.store = self.own_store  # the one shown and edited (a consistency check's: its own)
         self.settings = QSettings(str(paths.config_dir / "workstation.ini"),
                                   QSettings.Format.IniFormat)
         self.undo_stack = QUndoStack(self)
@@ -444,6 +445,15 @@ class AnnotationLayer(QObject):
                 if self.selected is not None and self.selected.id == ann.id:
                     self.selected = ann
 
+    def use_store(self, store: AnnotationStore | None) -> None:
+        """Show and edit the marks of ``store`` (a consistency check's own) in place of the
+        trader's (None: the trader's again); the undo history starts over."""
+        self._unsubscribe()
+        self.store = self.own_store if store is None else store
+        self._unsubscribe = self.store.subscribe(self._store_changed)
+        self.undo_stack.clear()
+        self.reload()
+
     def set_clock(self, clock: int | None) -> None:
         """Follow the replay clock (None: no replay): marks are made blind at it, and the
         list and chart 1 show the marks it has passed."""
@@ -466,7 +476,7 @@ class AnnotationLayer(QObject):
             action.setEnabled(False)
         self._unsubscribe()
         self.labels.close()
-        self.store.close()
+        self.own_store.close()
 
     # -- the tool ----------------------------------------------------------------------------
     def _say(self, text: str) -> None:
