@@ -135,8 +135,8 @@ class ConsistencyCheck(QObject):
             self._leave()
             return
         self.current = i
-        self._say(f"{self._where()}: mark it as you would, blind; your old marks are hidden "
-                  f"and these are kept apart from them (Space plays, . steps)")
+        self._say(f"{self._where()}: old marks hidden, fresh ones kept apart; Space plays, "
+                  f". steps")
 
     def _stretch_done(self) -> None:
         if self.active:
