@@ -62,7 +62,7 @@ class ConsistencyCheck(QObject):
             self.store = AnnotationStore(self.window.paths.consistency_db)
         return self.store
 
-    def _series(self):
+    def _key(self):
         key = self.replay.live.key
         if key is None:
             raise WorkstationError("Open a series to check your marks of it")
@@ -70,7 +70,7 @@ class ConsistencyCheck(QObject):
 
     def _done(self) -> list[bool]:
         assert self.plan is not None
-        key = self._series()
+        key = self._key()
         fresh = self._fresh().list(market=key.market, timeframe=key.timeframe.name)
         return [remarked(fresh, s) for s in self.plan.stretches]
 
@@ -86,7 +86,7 @@ class ConsistencyCheck(QObject):
                     return
                 self._next()
                 return
-            key = self._series()
+            key = self._key()
             self.plan = self.plans.get(series_name(key.market, key.timeframe.name))
             if (self.plan is None or all(self._done())) and not self._new_plan():
                 return
@@ -100,7 +100,7 @@ class ConsistencyCheck(QObject):
                                         1000)
         if not ok:
             return False
-        key, candles = self._series(), self.replay.live.candles
+        key, candles = self._key(), self.replay.live.candles
         tf = key.timeframe.name
         own = self.window.annotations.own_store
         self.plan = make_plan(key.market, tf, own.list(market=key.market, timeframe=tf),
@@ -120,13 +120,12 @@ class ConsistencyCheck(QObject):
             self.finish()
             return
         i = done.index(False)
-        stretch, key, store = self.plan.stretches[i], self._series(), self._fresh()
+        stretch, key, store = self.plan.stretches[i], self._key(), self._fresh()
         tf = key.timeframe
         for ann in store.list(market=key.market, timeframe=tf.name, start=stretch.start_ts,
                               end=stretch.end_ts):
             store.delete(ann.id)  # an earlier try that stopped midway
-        series = self.replay.clock.source if self.replay.clock is not None \
-            else self.replay.live.candles
+        series = self.replay.series()
         self._use_fresh(True)
         self.replay.resumable = False
         self.current = None  # starting may end the replay that runs: no pause
@@ -141,8 +140,7 @@ class ConsistencyCheck(QObject):
     def _stretch_done(self) -> None:
         if self.active:
             assert self.plan is not None
-            last = self.current == len(self.plan.stretches) - 1 or sum(self._done()) == len(
-                self.plan.stretches)
+            last = all(self._done())  # the replay saved this stretch's reviewed region
             self._say(f"{self._where()} marked again: Shift+F9 "
                       f"{'shows the report' if last else 'goes on to the next'}")
 
@@ -182,12 +180,11 @@ class ConsistencyCheck(QObject):
     def report(self) -> ConsistencyReport | None:
         """The fresh marks of chart 1's series against the old ones, in a dialog."""
         try:
-            key = self._series()
+            key = self._key()
         except WorkstationError as exc:
             self._say(str(exc))
             return None
-        candles = self.replay.clock.source if self.replay.clock is not None \
-            else self.replay.live.candles
+        candles = self.replay.series()
         report = consistency(key.provenance,
                              self.window.annotations.own_store.list(market=key.market),
                              self._fresh().list(market=key.market),

@@ -115,7 +115,7 @@ class ReplayMode(QObject):
         return self.clock is not None
 
     # -- starting --------------------------------------------------------------------------
-    def _series(self):
+    def series(self):
         """The whole series to replay: the hidden one while a replay runs, else the one shown."""
         if self.clock is not None:
             return self.clock.source
@@ -126,7 +126,7 @@ class ReplayMode(QObject):
         """Start a replay with ``shown`` candles on screen (the clock at the last one's close),
         going on to ``stop`` candles shown at most (None: the end of the series). A replay
         that runs ends first (its session kept); returns whether one started."""
-        source, key = self._series(), self.live.key
+        source, key = self.series(), self.live.key
         if key is None or source.n_closed < 2:
             self._say("Open a series with at least 2 closed candles to replay it")
             return False
@@ -162,12 +162,12 @@ class ReplayMode(QObject):
 
     def start_at(self, ts: int) -> bool:
         """Start with the candles closed by ``ts`` on screen."""
-        return self.start(index_at(self._series(), ts))
+        return self.start(index_at(self.series(), ts))
 
     def start_random(self) -> bool:
         """Start at a random candle of the replay span (the whole series when none is set)."""
         try:
-            shown = random_start(self._series(), self.span, self.rng)
+            shown = random_start(self.series(), self.span, self.rng)
         except WorkstationError as exc:
             self._say(str(exc))
             return False
@@ -187,7 +187,7 @@ class ReplayMode(QObject):
                       f"{session.source}: open that series first (--replay-from resume does)")
             return False
         self.span = session.span
-        return self.start(index_at(self._series(), session.clock), session.speed, session)
+        return self.start(index_at(self.series(), session.clock), session.speed, session)
 
     def resumed_source(self) -> tuple[str, str, str] | None:
         """Source, symbol and timeframe of the last unfinished replay (``--replay-from
