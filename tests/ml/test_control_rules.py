@@ -16,6 +16,7 @@ from workstation.annotations.store import AnnotationStore
 from workstation.annotations.targets import FLAT, LONG, SHORT, trader_targets
 from workstation.cli import main
 from workstation.errors import WorkstationError
+from workstation.indicators import compute, parse_spec
 from workstation.market.candles import Candles
 from workstation.market.csv_io import write_candles_csv
 from workstation.market.demo import demo_candles
@@ -30,6 +31,7 @@ from workstation.ml.controls import (
     ema,
     ema_cross_positions,
     review_region,
+    rsi_positions,
     shuffled_marks,
 )
 
@@ -37,7 +39,7 @@ END_TS = 1_700_000_000_000
 MARKET = MarketKey("demo", "DEMO/USDT")
 RULES = [ControlRule.of("ema-cross", fast=5, slow=20), ControlRule.of("donchian", window=10),
          ControlRule.of("ma-cross", fast=5, slow=20),
-         ControlRule.of("ma-agree", pairs="5/20,10/40")]
+         ControlRule.of("ma-agree", pairs="5/20,10/40"), ControlRule.of("rsi", window=7)]
 
 
 def candles_of(n: int, seed: int = 7) -> Candles:
@@ -82,6 +84,16 @@ def test_donchian_positions_on_crafted_candles():
         donchian_positions(high, low, close, 0)
 
 
+def test_rsi_positions_follow_the_charts_rsi_against_50():
+    candles = candles_of(600)
+    rsi = compute(parse_spec("rsi 9"), candles)["value"]
+    got = rsi_positions(candles, 9)
+    assert (got[:9] == 0).all()  # the warm-up is flat
+    assert (got[9:][rsi[9:] > 50] == 1).all() and (got[9:][rsi[9:] < 50] == -1).all()
+    with pytest.raises(WorkstationError, match="at least 1 candle"):
+        rsi_positions(candles, 0)
+
+
 def test_rules_have_their_defaults_and_refuse_windows_they_do_not_take():
     assert ControlRule.of("ema-cross") == ControlRule("ema-cross", (20, 50))
     assert ControlRule.of("donchian") == ControlRule("donchian", (20,))
@@ -95,7 +107,11 @@ def test_rules_have_their_defaults_and_refuse_windows_they_do_not_take():
     with pytest.raises(WorkstationError, match="--fast and --slow are for the crosses"):
         ControlRule.of("donchian", fast=5)
     with pytest.raises(WorkstationError, match="unknown control rule"):
-        ControlRule.of("rsi")
+        ControlRule.of("macd")
+    assert ControlRule.of("rsi") == ControlRule("rsi", (14,))
+    assert ControlRule.of("rsi", window=7).summary == "RSI(7) above / below 50"
+    with pytest.raises(WorkstationError, match="rsi takes --window"):
+        ControlRule.of("rsi", fast=5)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)

@@ -13,6 +13,10 @@ them. Measured, in milliseconds, from the change to the end of the repaint it ca
 - ``*_cpu_ms_median``: the CPU time of the same repaints, which other work on the machine
   disturbs less than the wall-clock times (``load_avg`` says how busy it was).
 
+The ``indicators`` case is workstation's chart with five indicators shown
+(``FIVE_INDICATORS``): its pan and tick medians against the plain chart's in the same run
+(``indicator_cost_*``: at most 1.25x) and finplot's.
+
 References: pyqtgraph's documented candlestick example (``examples/customGraphicsItem.py``:
 one ``QPicture`` of every candle, rebuilt when the data changes) and finplot, when it can be
 imported by ``--finplot-python`` (finplot re-processes the whole series on every update).
@@ -42,7 +46,11 @@ from . import report
 
 SIZES = (10_000, 100_000, 1_000_000)
 VIEWS = ("500", "all")
-RENDERERS = ("workstation", "qpicture", "finplot")
+RENDERERS = ("workstation", "indicators", "qpicture", "finplot")
+FIVE_INDICATORS = ("ema 20", "sma 50", "bb 20 2", "rsi 14", "vwap")
+"""The ``indicators`` renderer: workstation's chart showing these (three over the prices, RSI
+in its own pane); at most ``INDICATOR_COST`` times the plain chart's pan and tick medians."""
+INDICATOR_COST = 1.25
 WINDOW = (1920, 1080)
 PAN_CANDLES = 20
 ZOOM_FACTOR = 1.1
@@ -141,7 +149,8 @@ def _run_worker(python: str, renderer: str, data: Path, view: str, args) -> list
     argv = [str(data), "--view", view,
             "--reps", str(args.reference_reps if slow else args.reps),
             "--ticks", str(min(args.ticks, args.reference_reps) if slow else args.ticks),
-            "--budget", str(1e9 if renderer == "workstation" else args.reference_budget)]
+            "--budget", str(1e9 if renderer in ("workstation", "indicators")
+                            else args.reference_budget)]
     return run_worker(python, "workstation.bench.chart", argv, args.timeout,
                       {"renderer": renderer, "candles": args.size, "view": view})
 
@@ -182,7 +191,10 @@ def _add_ratios(cases: list[dict]) -> None:
     """On each reference case: how many times slower than workstation (``*_ratio``); on
     workstation's cases at the largest size: which targets hold."""
     for case in cases:
-        if case["renderer"] == "workstation" or not _measured(case):
+        if case["renderer"] == "indicators" and _measured(case):
+            _indicator_cost(case, _find(cases, "workstation", case["candles"], case["view"]),
+                            _find(cases, "finplot", case["candles"], case["view"]))
+        if case["renderer"] in ("workstation", "indicators") or not _measured(case):
             continue
         ours = _find(cases, "workstation", case["candles"], case["view"])
         if ours is None:
@@ -212,6 +224,25 @@ def _add_ratios(cases: list[dict]) -> None:
                         "pan_cpu_ms_median", "zoom_cpu_ms_median", "tick_cpu_ms_median"):
                 held[f"{key}_within_20pct_of_100k"] = case[key] <= 1.2 * smaller[key]
         case["targets"] = held
+
+
+def _indicator_cost(case: dict, plain: dict | None, finplot: dict | None) -> None:
+    """The five indicators' cost: their case's pan and tick medians over the plain chart's
+    (``indicator_cost_*``), and whether that holds ``INDICATOR_COST`` and still beats finplot
+    (``indicator_targets``)."""
+    if plain is None or not _measured(plain):
+        return
+    held = {}
+    for key in ("pan_ms_median", "tick_ms_median", "pan_cpu_ms_median", "tick_cpu_ms_median"):
+        if plain.get(key):
+            ratio = case[key] / plain[key]
+            case[f"indicator_cost_{key}"] = round(ratio, 2)
+            if "cpu" not in key:
+                held[f"{key}_within_{INDICATOR_COST:g}x_plain"] = ratio <= INDICATOR_COST
+    if finplot is not None and _measured(finplot) and "incomplete" not in finplot:
+        for key in ("pan_ms_median", "tick_ms_median"):
+            held[f"{key}_ahead_of_finplot"] = case[key] < finplot[key]
+    case["indicator_targets"] = held
 
 
 def _table(cases: list[dict]) -> str:
@@ -263,6 +294,18 @@ def _table(cases: list[dict]) -> str:
     if ratio_lines:
         lines += ["", *ratio_lines]
     for c in cases:
+        if "indicator_cost_pan_ms_median" in c:
+            lines.append(
+                f"five indicators / plain chart at {c['candles']:,} candles, view {c['view']}: "
+                f"pan {c['indicator_cost_pan_ms_median']}x, tick "
+                f"{c.get('indicator_cost_tick_ms_median', '—')}x (CPU: pan "
+                f"{c.get('indicator_cost_pan_cpu_ms_median', '—')}x, tick "
+                f"{c.get('indicator_cost_tick_cpu_ms_median', '—')}x)")
+        if c.get("indicator_targets"):
+            missed = [k for k, ok in c["indicator_targets"].items() if not ok]
+            lines.append(f"indicator targets at {c['candles']:,} candles, view {c['view']}: "
+                         f"{len(c['indicator_targets']) - len(missed)} held"
+                         + (f"; missed: {', '.join(missed)}" if missed else ""))
         if c.get("targets"):
             held = [k for k, ok in c["targets"].items() if ok]
             missed = [k for k, ok in c["targets"].items() if not ok]
@@ -343,6 +386,7 @@ def load_arrays(path: str) -> dict[str, np.ndarray]:
 
 class _Workstation:
     name = "workstation"
+    indicators: tuple[str, ...] = ()
 
     def __init__(self, data):
         from ..market.candles import Candles
@@ -358,7 +402,10 @@ class _Workstation:
         self.viewport = self.window.view.viewport()
 
     def load(self, x0, x1) -> None:
+        from ..indicators import parse_spec
+
         self.window.set_candles(self.candles, self.key)
+        self.window.indicators.set_specs([parse_spec(t) for t in self.indicators])
         self.set_view(x0, x1)
 
     def set_view(self, x0, x1) -> None:
@@ -371,6 +418,11 @@ class _Workstation:
     def append(self, ts, o, h, l, c, v) -> None:
         self.candles.append(ts, o, h, l, c, v, closed=False)
         self.window.candles_changed("append")
+
+
+class _WithIndicators(_Workstation):
+    name = "indicators"
+    indicators = FIVE_INDICATORS
 
 
 class _QPicture:
@@ -483,7 +535,8 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
     n = len(data["ts"])
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     renderers: dict[str, type[_Workstation | _QPicture | _Finplot]] = {
-        "workstation": _Workstation, "qpicture": _QPicture, "finplot": _Finplot}
+        "workstation": _Workstation, "indicators": _WithIndicators, "qpicture": _QPicture,
+        "finplot": _Finplot}
     target = renderers[renderer](data)
     target.window.resize(*WINDOW)
     target.window.show()
@@ -553,8 +606,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
         case[f"{name}_n"] = len(samples)
         case[f"{name}_cpu_ms_median"] = round(median_p95(cpu[name])[0], 3)
     case["jump_ms_median"] = round(median_p95(jump)[0], 3)
-    if renderer == "workstation":
-        assert isinstance(target, _Workstation)
+    if isinstance(target, _Workstation):
         appends = []
         ts = int(data["ts"][-1])
         for _ in range(20):

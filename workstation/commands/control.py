@@ -25,6 +25,8 @@ def register(sub) -> None:
                         "average of closes is above the slow one, short while below; "
                         "donchian: long from a close above the highest high of the previous "
                         "--window candles, short from one below their lowest low; "
+                        "rsi: long while the --window-candle RSI is above 50, short while "
+                        "below; "
                         "ma-agree: long while every --pairs fast average is above its slow "
                         "one, short while every one is below, flat else (with a reviewed "
                         "region over the trades, so the flat candles are labels)")
@@ -32,7 +34,8 @@ def register(sub) -> None:
                                             "10 for ma-cross, 20 for ema-cross)")
     p.add_argument("--slow", type=int, help="slow average of the crosses, candles (default "
                                             "40 for ma-cross, 50 for ema-cross)")
-    p.add_argument("--window", type=int, help="donchian's channel, candles (default 20)")
+    p.add_argument("--window", type=int, help="donchian's channel (default 20) or rsi's "
+                                              "period (default 14), candles")
     p.add_argument("--pairs", help="ma-agree's averages, FAST/SLOW,FAST/SLOW candles (default "
                                    "10/50,20/100)")
     p.add_argument("--shuffle", action="store_true",

@@ -41,6 +41,9 @@ def add_context_flags(parser) -> None:
     parser.add_argument("--trend-windows", metavar="K[,K...]",
                         help="also feed where the close stands against the last K candles' "
                              "average and channel, for each K (e.g. 10,20,50,100)")
+    parser.add_argument("--indicators", metavar="SPEC[,SPEC...]",
+                        help="also feed these indicators, as the chart draws them (e.g. "
+                             "'ema 20, rsi 14, bb 20 2, atr 14, sma 50'); off by default")
 
 
 def add_training_flags(parser, *, epochs: str) -> None:
@@ -72,13 +75,15 @@ def add_reference_source_flag(parser) -> None:
 def context_overrides(args) -> dict:
     """The ``FeatureSpec`` fields the context flags set (None: not given)."""
     from ..ml.context import parse_higher_timeframes
+    from ..ml.indicator_columns import parse_indicators
     from ..ml.trend_columns import parse_trend_windows
 
     if args.reference_source and not args.reference:
         raise WorkstationError("--reference-source needs --reference SYMBOL")
     return {"higher_timeframes": parse_higher_timeframes(args.higher_timeframes),
             "reference": args.reference,
-            "trend_windows": parse_trend_windows(args.trend_windows)}
+            "trend_windows": parse_trend_windows(args.trend_windows),
+            "indicators": parse_indicators(args.indicators)}
 
 
 def add_exchange_flags(parser) -> None:

@@ -172,7 +172,7 @@ _SETTING_FLAGS = ("preset", "epochs", "batch_size", "seq_len", "lr", "stride", "
                   "log_every", "train_until", "dropout", "flat_band", "flat_k", "flat_bps",
                   "trend_horizon", "trend_flat_bps", "review_margin", "seed", "threads",
                   "resume", "max_candles", "compile", "higher_timeframes", "reference",
-                  "trend_windows", "linear_lags", "marks")
+                  "trend_windows", "indicators", "linear_lags", "marks")
 _SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations")
 
 

@@ -16,6 +16,10 @@ The rules (``ControlRule``, by name; each value ``t`` depends on candles ``<= t`
 - ``donchian`` (``donchian_positions``, default 20): long from a close above the highest high
   of the previous ``window`` candles, short from a close below their lowest low, held until
   the opposite breakout.
+- ``rsi`` (``rsi_positions``, default 14): long while the chart's RSI of that period
+  (``workstation.indicators``, Wilder's) is above 50, short while below: a rule of one
+  indicator the trader reads, which the model computes from its window only approximately
+  unless the RSI is one of its inputs (``FeatureSpec.indicators``).
 - ``ma-agree`` (``agreement_positions``, default 10/50 and 20/100): long while every pair's
   fast simple average is above its slow one, short while every one is below, flat while they
   disagree (not held): two trend filters that must agree, the one rule here with flat
@@ -62,6 +66,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..annotations.model import Direction, Region, RegionLabel, Trade
 from ..errors import WorkstationError
+from ..indicators import IndicatorKind, IndicatorSpec, compute
 from ..market.candles import Candles
 from ..market.series import MarketKey
 from .candle_columns import trailing_mean
@@ -79,10 +84,9 @@ def check_windows(fast: int, slow: int) -> None:
 
 
 def check_window(window: int) -> None:
-    """Refuse a channel that makes no breakout rule (``window >= 1``)."""
+    """Refuse a window that makes no breakout or RSI rule (``window >= 1``)."""
     if window < 1:
-        raise WorkstationError(f"a Donchian breakout needs a window of at least 1 candle, "
-                               f"got {window}")
+        raise WorkstationError(f"--window needs at least 1 candle, got {window}")
 
 
 def _held(signal: np.ndarray) -> np.ndarray:
@@ -136,6 +140,14 @@ def donchian_positions(high: np.ndarray, low: np.ndarray, close: np.ndarray, win
     return _held(signal)
 
 
+def rsi_positions(candles: Candles, period: int) -> np.ndarray:
+    """+1/-1/0 (int8) per candle once it has closed; see the module docstring."""
+    check_window(period)
+    rsi = compute(IndicatorSpec(IndicatorKind.RSI, period), candles)["value"]
+    signal = np.where(rsi > 50, 1, np.where(rsi < 50, -1, 0)).astype(np.int8)  # NaN: 0
+    return _held(signal)
+
+
 def agreement_positions(close: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
     """+1/-1/0 (int8) per candle once it has closed; see the module docstring."""
     for fast, slow in pairs:
@@ -162,7 +174,7 @@ def parse_pairs(text: str) -> tuple[int, ...]:
 
 
 DEFAULT_WINDOWS = {"ma-cross": (10, 40), "ema-cross": (20, 50), "donchian": (20,),
-                   "ma-agree": (10, 50, 20, 100)}
+                   "rsi": (14,), "ma-agree": (10, 50, 20, 100)}
 RULES = tuple(DEFAULT_WINDOWS)
 
 
@@ -190,16 +202,16 @@ class ControlRule:
             rule = cls(name, default if pairs is None else parse_pairs(pairs))
             for fast_, slow_ in rule.pairs:
                 check_windows(fast_, slow_)
-        elif name == "donchian":
+        elif name in ("donchian", "rsi"):
             if fast is not None or slow is not None:
-                raise WorkstationError("donchian takes --window; --fast and --slow are for "
-                                       "the crosses")
+                raise WorkstationError(f"{name} takes --window; --fast and --slow are for "
+                                       f"the crosses")
             rule = cls(name, (default[0] if window is None else window,))
             check_window(*rule.windows)
         else:
             if window is not None:
                 raise WorkstationError(f"{name} takes --fast and --slow; --window is for "
-                                       f"donchian")
+                                       f"donchian and rsi")
             rule = cls(name, (default[0] if fast is None else fast,
                               default[1] if slow is None else slow))
             check_windows(*rule.windows)
@@ -233,6 +245,7 @@ class ControlRule:
         label = self._label
         return {"ma-cross": f"{label} cross", "ema-cross": f"{label} EMA cross",
                 "donchian": f"{label}-candle Donchian breakout",
+                "rsi": f"RSI({label}) above / below 50",
                 "ma-agree": f"{label} agreement"}[self.name]
 
     @property
@@ -242,6 +255,9 @@ class ControlRule:
             each = " and ".join(f"the {fast}-candle average of closes above the {slow}-candle "
                                 f"one" for fast, slow in self.pairs)
             return f"control mark: long while {each}, short while every one is below, flat else"
+        if self.name == "rsi":
+            return (f"control mark: long while the {self.windows[0]}-candle RSI is above 50, "
+                    f"short while below")
         if self.name == "donchian":
             return (f"control mark: long from a close above the highest high of the previous "
                     f"{self.windows[0]} candles, short from one below their lowest low")
@@ -257,6 +273,8 @@ class ControlRule:
                                       self.windows[0])
         if self.name == "ma-agree":
             return agreement_positions(candles.close, self.pairs)
+        if self.name == "rsi":
+            return rsi_positions(candles, self.windows[0])
         cross = ma_cross_positions if self.name == "ma-cross" else ema_cross_positions
         return cross(candles.close, *self.windows)
 

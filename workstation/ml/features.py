@@ -7,7 +7,8 @@ price level gives the same features. Returns are expressed in units of a trailin
 comparable across timeframes and calm or wild markets.
 
 The candle columns (``FEATURE_NAMES``) come first; ``ml.candle_columns`` computes them. With
-``trend_windows``, the multi-scale trend columns follow (``ml.trend_columns``).
+``trend_windows``, the multi-scale trend columns follow (``ml.trend_columns``), then, with
+``indicators`` (opt-in), the chart's indicators (``ml.indicator_columns``).
 A series that starts ``spec.warmup`` or more candles before ``t`` gives exactly the same row
 ``t`` as the full history, so a live window needs only its own candles plus ``warmup``
 (``window_start`` says where a window must start when higher timeframes are on).
@@ -26,6 +27,7 @@ import numpy as np
 from ..errors import WorkstationError
 from .candle_columns import FEATURE_NAMES, candle_features
 from .context import check_context, context_features, context_names
+from .indicator_columns import indicator_features, indicator_names, indicators_warmup, normalized
 from .settings import settings_from_dict
 from .trend_columns import TREND_WINDOWS, trend_features, trend_names
 
@@ -48,6 +50,7 @@ class FeatureSpec:
     higher_timeframes: tuple[str, ...] = ()
     reference: str = ""
     trend_windows: tuple[int, ...] = TREND_WINDOWS  # ``ml.trend_columns`` (none: not fed)
+    indicators: tuple[str, ...] = ()  # the chart's, as typed (``ml.indicator_columns``)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "higher_timeframes", tuple(self.higher_timeframes))
@@ -56,6 +59,7 @@ class FeatureSpec:
                 len(set(self.trend_windows)) != len(self.trend_windows):
             raise WorkstationError(f"trend windows must be distinct candle counts of at least "
                                    f"2, got {', '.join(map(str, self.trend_windows))}")
+        object.__setattr__(self, "indicators", normalized(self.indicators))
         object.__setattr__(self, "reference", str(self.reference or "").strip().upper())
         check_context(self)
         for name in ("volatility_window", "regime_window", "volume_window"):
@@ -77,14 +81,15 @@ class FeatureSpec:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return FEATURE_NAMES + trend_names(self.trend_windows) + context_names(self)
+        return (FEATURE_NAMES + trend_names(self.trend_windows)
+                + indicator_names(self.indicators) + context_names(self))
 
     @property
     def warmup(self) -> int:
-        """Candles before ``t`` that row ``t`` of the candle and trend columns depends on (at
-        most)."""
+        """Candles before ``t`` that row ``t`` of the candle, trend and indicator columns
+        depends on (at most)."""
         return max(self.volatility_window, self.regime_window, self.volume_window,
-                   *self.trend_windows)
+                   *self.trend_windows, indicators_warmup(self.indicators))
 
     @property
     def has_context(self) -> bool:
@@ -94,6 +99,7 @@ class FeatureSpec:
         data = dict(asdict(self), names=list(self.names))
         data["higher_timeframes"] = list(self.higher_timeframes)
         data["trend_windows"] = list(self.trend_windows)
+        data["indicators"] = list(self.indicators)
         return data
 
     @classmethod
@@ -117,6 +123,8 @@ def make_features(candles, spec: FeatureSpec | None = None, reference=None) -> n
     base = candle_features(candles, spec)
     if spec.trend_windows:
         base = np.concatenate((base, trend_features(candles, spec)), axis=1)
+    if spec.indicators:
+        base = np.concatenate((base, indicator_features(candles, spec)), axis=1)
     if not spec.has_context:
         return base
     return np.concatenate((base, context_features(candles, spec, reference)), axis=1)

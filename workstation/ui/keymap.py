@@ -30,6 +30,7 @@ class Command:
 CHART = "Chart"
 CHARTS = "Charts"
 ANNOTATE = "Annotate"
+INDICATORS = "Indicators"
 PAPER_TRADING = "Paper trading"
 PREDICTIONS = "Predictions"
 TRAINING = "Training"
@@ -90,6 +91,19 @@ KEYMAP: tuple[Command, ...] = (
             "Linked charts centre on the time the moved chart centres on"),
     Command("chart.link_active", "Link / unlink the active chart", ("Ctrl+Shift+L",), CHARTS,
             "Put the active chart into the link group, or take it out"),
+    # -- indicators on the active chart (``indicator_commands.IndicatorCommands``) -----------
+    Command("indicators.edit", "Indicators…", ("I",), INDICATORS,
+            "Add, change or remove the active chart's indicators: type ema 20, bb 20 2, rsi 14…"),
+    *(Command(f"indicators.add_{kind}", f"Add {title}…", (), INDICATORS,
+              f"Add {title} to the active chart (its settings ready to change)")
+      for kind, title in (("ema", "EMA"), ("sma", "SMA"), ("vwap", "VWAP"), ("rsi", "RSI"),
+                          ("atr", "ATR"), ("bb", "Bollinger bands"),
+                          ("vp", "volume profile"))),
+    Command("indicators.clear", "Remove all indicators", (), INDICATORS,
+            "Take every indicator off the active chart"),
+    Command("indicators.as_inputs", "Feed chart 1's indicators to the model", (), INDICATORS,
+            "Put chart 1's indicators in the training form's Indicator inputs, so the next "
+            "run reads them (VWAP and the volume profile are not inputs)"),
     # -- the annotation tools (``annotations.dock.AnnotationLayer``) -------------------------
     Command("annotate.long", "Open long at cursor", ("L",), ANNOTATE,
             "Open a long entry at the cursor candle's close"),

@@ -31,6 +31,7 @@ from .chart_area import ChartArea
 from .command_registry import create_command_actions
 from .data_bar import DataBar
 from .focus import keep_tab_order, to_front, types_text
+from .indicator_commands import IndicatorCommands
 from .live_data import LiveData
 from .log_dock import LogDock
 from .offline_banner import OfflineBanner
@@ -68,6 +69,7 @@ class MainWindow(QMainWindow):
         self.chart = ChartWidget(self)  # chart 1: the annotation tools, training, backtests
         self.chart_area = ChartArea(self.chart, self.settings, paths.candle_cache, self,
                                     feed=self.live)
+        self.indicators = IndicatorCommands(self, self.chart_area, self.settings, self._say)
         self.offline = OfflineBanner(self)
         centre = QWidget(self)
         column = QVBoxLayout(centre)
@@ -103,6 +105,7 @@ class MainWindow(QMainWindow):
         self._annotation_target()
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.annotations.dock)
         self.training = TrainingPanel(paths, self.live, self.chart, self)
+        self.indicators.feed_inputs = self.training.settings.set_indicator_inputs
         self.training_workspace = TrainingWorkspace(self, self.centre_tabs, self.training,
                                                     self.settings)
         from .teaching import Teacher
@@ -382,6 +385,10 @@ class MainWindow(QMainWindow):
         for action in self.backtest.command_actions.values():
             view.addAction(action)
         view.addAction(self.data_bar.toggleViewAction())
+
+        indicators = bar.addMenu("&Indicators")
+        for action in self.indicators.command_actions.values():
+            indicators.addAction(action)
 
         replay = bar.addMenu("&Replay")
         for action in self._replay_actions():

@@ -16,9 +16,10 @@ from ...viewmodel import ChartViewModel, TimeMap, view_limits
 from ...viewmodel.chart import ReadoutCandle, readout_candle
 from ..command_registry import create_command_actions
 from .axis import GridItem, PriceAxis, Tag, TimeAxis
-from .candle_item import CandleItem, VolumeItem
+from .candle_item import CandleItem, ViewSizedItem, VolumeItem
 from .colors import ChartColors
 from .guides import CrosshairItem, CursorItem, PriceLineItem, pixel_size
+from .indicator_layer import ChartIndicators
 from .link_marks import LinkMarksItem
 from .overlays import ChartOverlays
 from .pyramid import CandlePyramid
@@ -250,7 +251,7 @@ class ChartWidget(QtWidgets.QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.header)
         layout.addWidget(self.view, 1)
-        grid = pg.GraphicsLayout()
+        self.grid = grid = pg.GraphicsLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(0)
         self.view.setCentralItem(grid)
@@ -281,8 +282,9 @@ class ChartWidget(QtWidgets.QWidget):
         self.overlays = ChartOverlays(self.view_model)
         layout.insertWidget(1, self.overlays.legend_strip)  # legends above the plot, not on it
         self.link_marks = LinkMarksItem(lambda: self.view_model.time_map)
-        self._price_items = (self.price_grid, self.link_marks, self.cursor_item, self.candle_item,
-                             self.overlays.item, self.price_line, self.crosshair)
+        self._price_items: tuple[ViewSizedItem, ...] = (
+            self.price_grid, self.link_marks, self.cursor_item, self.candle_item,
+            self.overlays.item, self.price_line, self.crosshair)
         self._volume_items = (self.volume_grid, self.volume_cursor_item, self.volume_item,
                               self.volume_crosshair)
         for z, item in enumerate(self._price_items):
@@ -291,6 +293,11 @@ class ChartWidget(QtWidgets.QWidget):
         for z, item in enumerate(self._volume_items):
             item.setZValue(z)
             self.volume_view.addItem(item, ignoreBounds=True)
+        self.indicators = ChartIndicators(self)
+        self.indicators.price_lines.setZValue(self.overlays.item.zValue() - 0.5)
+        self.price_view.addItem(self.indicators.price_lines, ignoreBounds=True)
+        self._price_items += (self.indicators.price_lines,)
+        layout.insertWidget(2, self.indicators.legend)
 
         self._style_header()
 
@@ -329,6 +336,7 @@ class ChartWidget(QtWidgets.QWidget):
         self._decimals = price_decimals(np.concatenate(
             (candles.open[tail], candles.high[tail], candles.low[tail], candles.close[tail])))
         self.overlays.clear()
+        self.indicators.set_candles(candles)
         self._hover = None
         self._autoscale = True
         self.price_view.setMouseEnabled(x=True, y=False)
@@ -354,15 +362,18 @@ class ChartWidget(QtWidgets.QWidget):
         if kind == "reset" or n < self._n:
             pyramid.rebuild()
             self._n = n
+            self.indicators.set_candles(c)
             self._update_limits()
             self.view_model.reset_series(TimeMap.of(c))
             self._show_view_range()
             self._refresh_frame()
         elif n == self._n:
             pyramid.sync()
+            self.indicators.sync(n - 1)
             self._update_forming()
         else:
             pyramid.sync()
+            self.indicators.sync(self._n - 1)
             self._n = n
             self._update_limits()  # they only widen: the panes keep the view model's range
             self.view_model.extend_series(TimeMap.of(c))
@@ -507,6 +518,7 @@ class ChartWidget(QtWidgets.QWidget):
         self.volume_cursor_item.set_colors(col(c.cursor_band), None)
         self._style_header()
         self._update_last_price()
+        self.indicators.set_colors(c)
 
     def _style_header(self) -> None:
         palette = self.header.palette()
@@ -514,6 +526,7 @@ class ChartWidget(QtWidgets.QWidget):
         palette.setColor(QtGui.QPalette.ColorRole.WindowText,
                          pg.mkColor(self.colors.readout_text))
         self.header.setPalette(palette)
+        self.indicators.legend.set_colors(self.colors.background, self.colors.readout_text)
         for label in (self.title_label, self.readout_label):
             label.setPalette(palette)
 
@@ -617,6 +630,7 @@ class ChartWidget(QtWidgets.QWidget):
         self.volume_item.set_frame(self._frame)
         self._apply_autoscale()
         self._fit_volume()
+        self.indicators.set_frame(self._frame, x0, x1)
         self._set_view_rects(self.price_view, self._price_items)
         self._set_view_rects(self.volume_view, self._volume_items)
         self._update_time_ticks()
@@ -681,6 +695,7 @@ class ChartWidget(QtWidgets.QWidget):
         xs = self._grid_xs()
         self.price_grid.set_lines(xs, self.price_axis.values)
         self.volume_grid.set_lines(xs, np.empty(0))
+        self.indicators.set_grid_xs(xs)
 
     # -- live updates ----------------------------------------------------------------------
     def _update_forming(self) -> None:
@@ -715,6 +730,7 @@ class ChartWidget(QtWidgets.QWidget):
         vol_top = max(old[2], new[2]) + 3 * vpx
         # From half a pixel above the baseline: the bar never paints the baseline row.
         self.volume_item.update(QtCore.QRectF(x - half, vpx / 2, 2 * half, vol_top))
+        self.indicators.forming_changed()
         self._update_cursor_items()
 
     def _update_last_price(self) -> None:
@@ -726,11 +742,17 @@ class ChartWidget(QtWidgets.QWidget):
         close = float(c.close[-1])
         color = pg.mkColor(self.colors.up if close >= c.open[-1] else self.colors.down)
         self.price_line.set_price(close, color)
-        self.price_axis.set_tag("last", Tag(close, self._format_price(close), color,
+        self.price_axis.set_tag("last", Tag(close, self.format_price(close), color,
                                             pg.mkColor(self.colors.price_line_text)))
 
-    def _format_price(self, value: float) -> str:
+    def format_price(self, value: float) -> str:
+        """A price with the decimals of the series' prices."""
         return f"{value:.{self._decimals}f}"
+
+    def refresh_indicators(self) -> None:
+        """The indicators shown changed: draw them for the current view."""
+        self._refresh_frame()
+        self._update_cursor_items()
 
     def _format_price_tick(self, value: float) -> str:
         return f"{value:.{self.price_axis.decimals}f}"
@@ -747,9 +769,11 @@ class ChartWidget(QtWidgets.QWidget):
         if c is None or not 0 <= i < self._n:
             self.cursor_item.set_candle(None)
             self.volume_cursor_item.set_candle(None)
+            self.indicators.set_cursor(None)
             return
         self.cursor_item.set_candle(float(i), float(c.low[i]), float(c.high[i]))
         self.volume_cursor_item.set_candle(float(i))
+        self.indicators.set_cursor(float(i))
 
     def _update_title(self) -> None:
         if self._key is not None:
@@ -773,6 +797,7 @@ class ChartWidget(QtWidgets.QWidget):
         if only_if_moved and shown == self._read_out:
             return
         self._read_out = shown
+        self.indicators.show_values(None if shown is None else shown[0])
         if shown is None:
             self.header.set_readout(NO_DATA, lambda: NO_DATA)
             return
@@ -807,7 +832,7 @@ class ChartWidget(QtWidgets.QWidget):
         self.volume_crosshair.set_position(float(index), None if in_price else point.y())
         back, text = pg.mkColor(self.colors.grid), pg.mkColor(self.colors.readout_text)
         if in_price:
-            self.price_axis.set_tag("cross", Tag(point.y(), self._format_price(point.y()),
+            self.price_axis.set_tag("cross", Tag(point.y(), self.format_price(point.y()),
                                                  back, text))
             self.volume_axis.set_tag("cross", None)
         else:

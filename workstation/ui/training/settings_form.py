@@ -93,6 +93,13 @@ class TrainingSettings(QGroupBox):
         self.trend_windows.setToolTip(
             "Also feed where the close stands against each window's average and against the "
             "channel of the highs and lows before it (candles, comma-separated); empty: none")
+        self.indicator_inputs = QLineEdit()
+        self.indicator_inputs.setObjectName("indicatorInputs")
+        self.indicator_inputs.setPlaceholderText("none (e.g. ema 20, rsi 14, bb 20 2)")
+        self.indicator_inputs.setToolTip(
+            "Also feed these indicators, computed as the chart draws them (comma-separated; "
+            "sma, ema, rsi, atr, bb); empty: none. \"Indicator inputs: the chart's\" in the "
+            "palette copies chart 1's")
         self.train_until = QLineEdit()
         self.train_until.setPlaceholderText("every candle (e.g. 2024-05-01 12:00)")
         self.train_until.setToolTip(
@@ -102,6 +109,7 @@ class TrainingSettings(QGroupBox):
         form.addRow("Higher timeframes", self.higher_timeframes)
         form.addRow("Reference asset", self.reference)
         form.addRow("Trend windows", self.trend_windows)
+        form.addRow("Indicator inputs", self.indicator_inputs)
         form.addRow("Train until", self.train_until)
         self.marks = QComboBox()
         self.marks.setObjectName("marksChoice")
@@ -177,6 +185,7 @@ class TrainingSettings(QGroupBox):
         self.higher_timeframes.setText(",".join(features.get("higher_timeframes") or ()))
         self.reference.setText(features.get("reference") or "")
         self.trend_windows.setText(",".join(map(str, features.get("trend_windows") or ())))
+        self.indicator_inputs.setText(", ".join(features.get("indicators") or ()))
         if preset and self.preset.findText(preset) >= 0:
             self.preset.setCurrentText(preset)
         self.stride.setValue(0)  # a run recorded without one took the automatic stride
@@ -200,6 +209,9 @@ class TrainingSettings(QGroupBox):
         assert self.remembered is not None
         self.remembered.setValue(MARKS_SETTING, self.marks.currentData())
 
+    def set_indicator_inputs(self, texts: list[str]) -> None:
+        self.indicator_inputs.setText(", ".join(texts))
+
     def set_train_until(self, ms: int | None) -> None:
         """Hold out the candles after ``ms`` (None: train on every candle)."""
         self.train_until.setText("" if ms is None else format_minute(ms))
@@ -217,6 +229,7 @@ class TrainingSettings(QGroupBox):
         ``ml.job.plan``) and the device. ``resume_run`` continues that run; ``epochs``
         replaces the form's Epochs (an evaluation's folds train their own)."""
         from ...ml.context import parse_higher_timeframes
+        from ...ml.indicator_columns import parse_indicators
         from ...ml.trend_columns import parse_trend_windows
 
         model = {"seq_len": self.seq_len.value(), "dropout": round(self.dropout.value(), 4),
@@ -229,7 +242,8 @@ class TrainingSettings(QGroupBox):
             train["mixed_precision"] = self.mixed_precision.isChecked()
         features = {"higher_timeframes": parse_higher_timeframes(self.higher_timeframes.text()),
                     "reference": self.reference.text().strip() or None,
-                    "trend_windows": parse_trend_windows(self.trend_windows.text())}
+                    "trend_windows": parse_trend_windows(self.trend_windows.text()),
+                    "indicators": parse_indicators(self.indicator_inputs.text())}
         return TrainingRequest(preset=self.preset.currentText(), model_overrides=model,
                                train_overrides=train, feature_overrides=features,
                                device=self.device_spec(), resume_run=resume_run,
