@@ -78,7 +78,7 @@ def test_json_shape(tmp_path):
     path = tmp_path / "a.json"
     write_json([trade, region, point], path)
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert doc["version"] == 3
+    assert doc["version"] == 4 and doc["drawings"] == []
     t, r, p = doc["annotations"]
     assert set(t) == set(JSON_FIELDS)
     assert {"id", "kind", "market", "symbol", "timeframe", "direction", "entry_ts",
@@ -215,7 +215,7 @@ def test_optional_keys_may_be_left_out(tmp_path):
         ('{"version": 1, "annotations": [{"entry_price": NaN}]}', None, "not valid JSON"),
         ("[]", None, "must be a JSON object"),
         ('{"annotations": []}', "version", "missing"),
-        ('{"version": 4, "annotations": []}', "version", "unsupported version 4"),
+        ('{"version": 5, "annotations": []}', "version", "unsupported version 5"),
         ('{"version": 1, "annotations": {}}', "annotations", "must be a list"),
         ('{"version": 1, "annotations": [7]}', "record", "must be an object"),
     ],

@@ -328,7 +328,7 @@ def test_version_1_demo_marks_become_demo_marks_of_their_symbol(tmp_path):
         (ids[3], "ETH/USDT", "1h", "trade", T0 - H, T0 + 3 * H, "long"),
     ])
     with AnnotationStore(path) as s:
-        assert s.schema_version == SCHEMA_VERSION == 3
+        assert s.schema_version == SCHEMA_VERSION == 4
         demo_eth = MarketKey("demo", "ETH/USDT")
         assert [a.id for a in s.list(market=demo_eth)] == [ids[0]]
         assert [a.id for a in s.list(market=MarketKey("demo", "DEMO/USDT"))] == [ids[1]]

@@ -183,8 +183,7 @@ def test_the_store_refuses_blind_rows_its_checks_forbid(tmp_path):
 
 def _previous_version_file(path) -> None:
     """A store as the version before blind marks wrote it (schema version 2)."""
-    previous = SCHEMA_VERSION - 1
-    assert previous == 2
+    previous = 2
     conn = sqlite3.connect(path)
     for migration in store_module.MIGRATIONS[:previous]:
         for statement in migration:
@@ -209,11 +208,11 @@ def _previous_version_file(path) -> None:
     conn.close()
 
 
-def test_a_file_of_the_previous_version_upgrades_with_every_mark_hindsight(tmp_path):
+def test_a_file_from_before_blind_marks_upgrades_with_every_mark_hindsight(tmp_path):
     path = tmp_path / "old.sqlite"
     _previous_version_file(path)
     with AnnotationStore(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.schema_version == SCHEMA_VERSION == 4
         old = store.list()
     assert [a.id for a in old] == [_id(11), _id(12), _id(13)]
     assert blind_fields(old) == dict.fromkeys((_id(11), _id(12), _id(13)),
@@ -238,7 +237,7 @@ def test_json_export_then_import_into_a_fresh_store_keeps_the_blind_fields(tmp_p
     with _stored(tmp_path) as store:
         assert export_annotations(store, path).written == 7
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert doc["version"] == JSON_VERSION == 3
+    assert doc["version"] == JSON_VERSION == 4
     written = {r["id"]: (r["blind"], r["decided_at"], r["unblinded_at"])
                for r in doc["annotations"]}
     assert written == {
@@ -282,7 +281,7 @@ def _hindsight_record(version: int) -> dict:
     return record
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_json_records_without_the_blind_keys_import_as_hindsight(tmp_path, version):
     path = tmp_path / "old.json"
     nulls = dict(_hindsight_record(version), id=_id(8), entry_ts=T0 + 100 * M,

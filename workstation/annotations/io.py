@@ -1,12 +1,12 @@
 """Annotations to and from files: versioned JSON (every kind, every field) and CSV (trades).
 
-JSON, version 3::
+JSON, version 4 (``drawings``: ``drawing_io``)::
 
-    {"version": 3, "annotations": [{"id": "<uuid>", "kind": "trade" | "region" | "point",
+    {"version": 4, "annotations": [{"id": "<uuid>", "kind": "trade" | "region" | "point",
       "market": "real" | "demo", "symbol", "timeframe", "direction", "entry_ts",
       "entry_price", "exit_ts", "exit_price", "stop", "target", "label", "start_ts",
       "end_ts", "ts", "price", "notes", "tags", "source", "created_at", "updated_at",
-      "blind", "decided_at", "unblinded_at"}, ...]}
+      "blind", "decided_at", "unblinded_at"}, ...], "drawings": [...]}
 
 Times are UTC epoch milliseconds. Fields that do not apply to a kind are null: a trade uses
 direction, entry_ts/entry_price, exit_ts/exit_price and optional stop/target; a region uses
@@ -58,6 +58,8 @@ from typing import Any
 
 from ..atomic import atomic_write_text
 from ..market.series import MarketKind
+from .drawing_io import drawing_from_record, drawing_record
+from .drawings import Drawing
 from .model import (
     Annotation,
     AnnotationError,
@@ -69,8 +71,8 @@ from .model import (
 )
 from .store import AnnotationStore, MergeResult
 
-JSON_VERSION = 3  # 3: blind marks (``blind``, ``decided_at``, ``unblinded_at``)
-JSON_VERSIONS = (1, 2, 3)  # what this Workstation reads; without the blind keys: hindsight
+JSON_VERSION = 4  # 3: blind marks (``blind``, ``decided_at``, ``unblinded_at``); 4: drawings
+JSON_VERSIONS = (1, 2, 3, 4)  # what this Workstation reads; without the blind keys: hindsight
 JSON_FIELDS = (
     "id", "kind", "market", "symbol", "timeframe", "direction", "entry_ts", "entry_price",
     "exit_ts", "exit_price", "stop", "target", "label", "start_ts", "end_ts", "ts", "price",
@@ -128,6 +130,7 @@ class ImportResult:
     read: int
     annotations: tuple[Annotation, ...]
     merge: MergeResult
+    drawings: tuple[int, int, int] = (0, 0, 0)  # drawings added, updated, left as they were
 
     @property
     def selected(self) -> int:
@@ -136,10 +139,12 @@ class ImportResult:
 
 @dataclass(frozen=True)
 class ExportResult:
-    """``written`` records; ``skipped``: regions and points a CSV file cannot hold."""
+    """``written`` records; ``skipped``: regions and points a CSV file cannot hold;
+    ``drawings`` written beside them (JSON only)."""
 
     written: int
     skipped: int = 0
+    drawings: int = 0
 
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -190,18 +195,29 @@ def from_json_record(record, version: int = JSON_VERSION) -> Annotation:
     return cls(**values)
 
 
-def write_json(annotations: Iterable[Annotation], path) -> int:
-    """Write a version-3 JSON file, one annotation per line; returns how many."""
-    lines = [json.dumps(to_json_record(ann), ensure_ascii=False, allow_nan=False)
-             for ann in annotations]
-    body = ",\n".join(lines) + ("\n" if lines else "")
-    text = f'{{"version": {JSON_VERSION}, "annotations": [\n{body}]}}\n'
+def write_json(annotations: Iterable[Annotation], path,
+               drawings: Iterable[Drawing] = ()) -> int:
+    """Write a JSON file of ``JSON_VERSION``, one record per line, the ``drawings`` after the
+    annotations; returns how many annotations."""
+    def body(records) -> str:
+        lines = [json.dumps(r, ensure_ascii=False, allow_nan=False) for r in records]
+        return ",\n".join(lines) + ("\n" if lines else "")
+
+    annotations = list(annotations)
+    text = (f'{{"version": {JSON_VERSION}, "annotations": [\n'
+            f'{body(to_json_record(a) for a in annotations)}], "drawings": [\n'
+            f'{body(drawing_record(d) for d in drawings)}]}}\n')
     atomic_write_text(Path(path), text)
-    return len(lines)
+    return len(annotations)
 
 
 def read_json(path) -> list[Annotation]:
     """Every annotation in a JSON file, or ``AnnotationImportError`` and none."""
+    return read_document(path)[0]
+
+
+def read_document(path) -> tuple[list[Annotation], list[Drawing]]:
+    """Every annotation and drawing in a JSON file, or ``AnnotationImportError`` and none."""
     path = Path(path)
     text = _read_text(path)
     try:
@@ -247,7 +263,31 @@ def read_json(path) -> list[Annotation]:
                 record_id=ann.id, field="id")
         seen[ann.id] = index
         annotations.append(ann)
-    return annotations
+    return annotations, _drawings_of(path, doc)
+
+
+def _drawings_of(path: Path, doc: dict) -> list[Drawing]:
+    records = doc.get("drawings", [])
+    if not isinstance(records, list):
+        raise AnnotationImportError(path, "must be a list", field="drawings")
+    drawings: list[Drawing] = []
+    seen: dict[str, int] = {}
+    for index, record in enumerate(records):
+        where = f"drawings[{index}]"
+        record_id = record.get("id") if isinstance(record, dict) else None
+        try:
+            d = drawing_from_record(record)
+        except (AnnotationValidationError, TypeError) as exc:
+            field = getattr(exc, "field", None)
+            raise AnnotationImportError(path, getattr(exc, "reason", str(exc)), record=index,
+                                        where=where, record_id=record_id if isinstance(
+                                            record_id, str) else None, field=field) from exc
+        if d.id in seen:
+            raise AnnotationImportError(path, f"same id as drawings[{seen[d.id]}]",
+                                        record=index, where=where, record_id=d.id, field="id")
+        seen[d.id] = index
+        drawings.append(d)
+    return drawings
 
 
 _DEPTH_LIMIT = 100
@@ -484,7 +524,8 @@ def export_annotations(store: AnnotationStore, path, *, market: MarketKind | str
     ``path``."""
     annotations = store.list(market=market, symbol=symbol, timeframe=timeframe)
     if file_format(path, format) == "json":
-        return ExportResult(write_json(annotations, path))
+        drawings = _selected(store.drawings.list(), market, symbol, timeframe)
+        return ExportResult(write_json(annotations, path, drawings), drawings=len(drawings))
     trades = [ann for ann in annotations if isinstance(ann, Trade)]
     return ExportResult(write_csv(trades, path), len(annotations) - len(trades))
 
@@ -500,18 +541,25 @@ def import_annotations(store: AnnotationStore, path, *, market: MarketKind | str
     """
     market = MarketKind(market) if market is not None else None
     annotations: list[Annotation] = []
+    drawings: list[Drawing] = []
     if file_format(path, format) == "json":
-        annotations += read_json(path)
+        annotations, drawings = read_document(path)
     else:
         annotations += read_csv(path, market=market, symbol=symbol, timeframe=timeframe)
+    selected = _selected(annotations, market, symbol, timeframe)
+    merged = store.merge(selected)
+    return ImportResult(len(annotations), tuple(selected), merged,
+                        store.drawings.merge(_selected(drawings, market, symbol, timeframe)))
+
+
+def _selected(records, market, symbol, timeframe) -> list:
+    """The marks or drawings of ``market`` / ``symbol`` / ``timeframe`` (None: any)."""
+    market = MarketKind(market) if market is not None else None
     wanted_symbol = symbol.strip().upper() if symbol is not None else None
-    selected = [
-        ann for ann in annotations
-        if (market is None or ann.market is market)
-        and (wanted_symbol is None or ann.symbol == wanted_symbol)
-        and (timeframe is None or ann.timeframe == str(timeframe))
-    ]
-    return ImportResult(len(annotations), tuple(selected), store.merge(selected))
+    return [r for r in records
+            if (market is None or r.market is market)
+            and (wanted_symbol is None or r.symbol == wanted_symbol)
+            and (timeframe is None or r.timeframe == str(timeframe))]
 
 
 def _read_text(path: Path) -> str:

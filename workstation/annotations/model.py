@@ -180,6 +180,38 @@ def _set(obj, name: str, value) -> None:
     object.__setattr__(obj, name, value)
 
 
+def check_identity(obj) -> None:
+    """Check and normalise what every mark and drawing has: ``id``, ``symbol``, ``market``,
+    ``timeframe``, ``notes`` and ``created_at`` / ``updated_at``."""
+    if not isinstance(obj.id, str):
+        raise AnnotationValidationError("id", f"must be a UUID text, got {obj.id!r}")
+    try:
+        _set(obj, "id", str(uuid.UUID(obj.id)))
+    except ValueError:
+        raise AnnotationValidationError("id", f"not a UUID: {obj.id!r}") from None
+    symbol = _text(obj.symbol, "symbol").strip().upper()
+    if not symbol:
+        raise AnnotationValidationError("symbol", "must not be empty")
+    _set(obj, "symbol", symbol)
+    _set(obj, "market", _enum(MarketKind, obj.market, "market"))
+    timeframe = _text(obj.timeframe, "timeframe").strip()
+    if timeframe not in TIMEFRAMES:
+        raise AnnotationValidationError(
+            "timeframe",
+            f"unsupported timeframe {timeframe!r}; use one of {', '.join(TIMEFRAMES)}",
+        )
+    _set(obj, "timeframe", timeframe)
+    _set(obj, "notes", _text(obj.notes, "notes"))
+    _set(obj, "created_at", _time(obj.created_at, "created_at"))
+    updated = obj.updated_at
+    updated = obj.created_at if updated is None else _time(updated, "updated_at")
+    if updated < obj.created_at:
+        raise AnnotationValidationError(
+            "updated_at", f"updated_at {updated} is before created_at {obj.created_at}"
+        )
+    _set(obj, "updated_at", updated)
+
+
 @dataclass(frozen=True, kw_only=True)
 class _AnnotationBase:
     kind: ClassVar[Kind]
@@ -200,35 +232,9 @@ class _AnnotationBase:
     unblinded_at: int | None = None  # when a blind mark's decision was changed
 
     def __post_init__(self) -> None:
-        if not isinstance(self.id, str):
-            raise AnnotationValidationError("id", f"must be a UUID text, got {self.id!r}")
-        try:
-            _set(self, "id", str(uuid.UUID(self.id)))
-        except ValueError:
-            raise AnnotationValidationError("id", f"not a UUID: {self.id!r}") from None
-        symbol = _text(self.symbol, "symbol").strip().upper()
-        if not symbol:
-            raise AnnotationValidationError("symbol", "must not be empty")
-        _set(self, "symbol", symbol)
-        _set(self, "market", _enum(MarketKind, self.market, "market"))
-        timeframe = _text(self.timeframe, "timeframe").strip()
-        if timeframe not in TIMEFRAMES:
-            raise AnnotationValidationError(
-                "timeframe",
-                f"unsupported timeframe {timeframe!r}; use one of {', '.join(TIMEFRAMES)}",
-            )
-        _set(self, "timeframe", timeframe)
-        _set(self, "notes", _text(self.notes, "notes"))
+        check_identity(self)
         _set(self, "tags", _tags(self.tags))
         _set(self, "source", _enum(Source, self.source, "source"))
-        _set(self, "created_at", _time(self.created_at, "created_at"))
-        updated = self.updated_at
-        updated = self.created_at if updated is None else _time(updated, "updated_at")
-        if updated < self.created_at:
-            raise AnnotationValidationError(
-                "updated_at", f"updated_at {updated} is before created_at {self.created_at}"
-            )
-        _set(self, "updated_at", updated)
 
     def _check_decisions(self) -> None:
         """The blind fields hold together (after the kind's own fields are checked)."""

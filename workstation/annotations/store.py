@@ -40,6 +40,8 @@ from ..storage import (
     storage_error,
     why_not_writable,
 )
+from .drawing_table import DRAWINGS_V4, DrawingTable
+from .listeners import Listeners
 from .model import (
     LEGACY_DEMO_PREFIX,
     MAX_TIME_MS,
@@ -191,7 +193,7 @@ _BLIND_V3 = (
 
 # MIGRATIONS[n] takes a file from schema version n to n + 1; never edit a released entry,
 # append a new one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1, _MARKET_V2, _BLIND_V3)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1, _MARKET_V2, _BLIND_V3, DRAWINGS_V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 _OWN_TABLES = {"annotations", "annotation_tags"}
 
@@ -265,8 +267,9 @@ class AnnotationStore:
 
             path = app_paths().annotations_db
         self.path = Path(path)
-        self._listeners: list[Callable[[StoreChange], None]] = []
+        self._listeners: Listeners[StoreChange] = Listeners()
         self._conn = self._open()
+        self.drawings = DrawingTable(self)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -606,21 +609,8 @@ class AnnotationStore:
 
     def subscribe(self, listener: Callable[[StoreChange], None]) -> Callable[[], None]:
         """Call ``listener(change)`` after every committed change; returns an unsubscribe."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._listeners.subscribe(listener)
 
     def _notify(self, change: StoreChange) -> None:
         """Tell every listener; the first listener error is raised after all have heard."""
-        error: BaseException | None = None
-        for listener in list(self._listeners):
-            try:
-                listener(change)
-            except Exception as exc:  # noqa: BLE001 - re-raised below
-                error = error or exc
-        if error is not None:
-            raise error
+        self._listeners.notify(change)

@@ -86,7 +86,8 @@ def run_export(args) -> int:
     with AnnotationStore() as store:
         result = export_annotations(store, args.file, market=args.market, symbol=args.symbol,
                                     timeframe=timeframe, format=args.format)
-    print(f"wrote {result.written} annotation(s) to {args.file}")
+    drawn = f" and {result.drawings} drawing(s)" if result.drawings else ""
+    print(f"wrote {result.written} annotation(s){drawn} to {args.file}")
     if result.skipped:
         print(f"left out {result.skipped} region(s)/point(s): a CSV file holds trades only; "
               "use JSON for every kind")
@@ -105,6 +106,9 @@ def run_import(args) -> int:
               f"timeframe")
     print(f"added {merge.added}, updated {merge.updated}, unchanged {merge.unchanged}, "
           f"kept {merge.kept_newer} (the store's copy was newer)")
+    if any(result.drawings):
+        added, updated, left = result.drawings
+        print(f"drawings: added {added}, updated {updated}, {left} as they were")
     note = no_candles_note(result.annotations, app_paths().candle_cache)
     if note:
         print(note)
