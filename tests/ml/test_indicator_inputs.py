@@ -10,7 +10,7 @@ from indicators.test_formulas import random_candles
 from workstation.errors import WorkstationError
 from workstation.indicators import compute, parse_spec
 from workstation.indicators.anchored import anchored, warmup
-from workstation.market.candles import Candles
+from workstation.market.perturb import changed_after
 from workstation.ml.features import FeatureSpec, make_features
 from workstation.ml.indicator_columns import parse_indicators
 
@@ -61,17 +61,8 @@ def test_causal_perturbing_the_future_changes_no_earlier_row():
     spec = FeatureSpec(indicators=INPUTS)
     c = random_candles(4_000, seed=13, timeframe="1h")
     base = make_features(c, spec)
-    rng = np.random.default_rng(0)
     for t in (500, 2_222, 3_998):
-        k = len(c) - t - 1
-        scale = rng.uniform(0.7, 1.4, k)
-        moved = Candles.from_arrays(
-            c.ts, np.concatenate((c.open[:t + 1], c.open[t + 1:] * scale)),
-            np.concatenate((c.high[:t + 1], c.high[t + 1:] * scale * 1.02)),
-            np.concatenate((c.low[:t + 1], c.low[t + 1:] * scale * 0.98)),
-            np.concatenate((c.close[:t + 1], c.close[t + 1:] * scale)),
-            np.concatenate((c.volume[:t + 1], rng.gamma(2, 80, k))), c.timeframe,
-            validate=False)
+        moved = changed_after(c, int(c.ts[t]), seed=t, drop=0.0)
         after = make_features(moved, spec)
         np.testing.assert_array_equal(after[:t + 1], base[:t + 1])
         n = len(FeatureSpec(indicators=()).names)

@@ -243,51 +243,35 @@ def read_document(path) -> tuple[list[Annotation], list[Drawing]]:
         raise AnnotationImportError(
             path, f"unsupported version {version!r} (this Workstation reads {readable})",
             field="version")
-    records = doc.get("annotations")
+    annotations = _records(path, doc.get("annotations"), "annotations",
+                           lambda record: from_json_record(record, version))
+    return annotations, _records(path, doc.get("drawings", []), "drawings",
+                                 drawing_from_record)
+
+
+def _records(path: Path, records, key: str, parse) -> list:
+    """Every record of the list ``key`` read by ``parse``, or ``AnnotationImportError``
+    naming the first bad one (or the second of two with one id) and none."""
     if not isinstance(records, list):
-        raise AnnotationImportError(path, "must be a list", field="annotations")
-    annotations: list[Annotation] = []
+        raise AnnotationImportError(path, "must be a list", field=key)
+    out: list = []
     seen: dict[str, int] = {}
     for index, record in enumerate(records):
-        where = f"annotations[{index}]"
+        where = f"{key}[{index}]"
         record_id = record.get("id") if isinstance(record, dict) else None
         record_id = record_id if isinstance(record_id, str) else None
         try:
-            ann = from_json_record(record, version)
+            value = parse(record)
         except AnnotationValidationError as exc:
             raise AnnotationImportError(path, exc.reason, record=index, where=where,
                                         record_id=record_id, field=exc.field) from exc
-        if ann.id in seen:
+        if value.id in seen:
             raise AnnotationImportError(
-                path, f"same id as annotations[{seen[ann.id]}]", record=index, where=where,
-                record_id=ann.id, field="id")
-        seen[ann.id] = index
-        annotations.append(ann)
-    return annotations, _drawings_of(path, doc)
-
-
-def _drawings_of(path: Path, doc: dict) -> list[Drawing]:
-    records = doc.get("drawings", [])
-    if not isinstance(records, list):
-        raise AnnotationImportError(path, "must be a list", field="drawings")
-    drawings: list[Drawing] = []
-    seen: dict[str, int] = {}
-    for index, record in enumerate(records):
-        where = f"drawings[{index}]"
-        record_id = record.get("id") if isinstance(record, dict) else None
-        try:
-            d = drawing_from_record(record)
-        except (AnnotationValidationError, TypeError) as exc:
-            field = getattr(exc, "field", None)
-            raise AnnotationImportError(path, getattr(exc, "reason", str(exc)), record=index,
-                                        where=where, record_id=record_id if isinstance(
-                                            record_id, str) else None, field=field) from exc
-        if d.id in seen:
-            raise AnnotationImportError(path, f"same id as drawings[{seen[d.id]}]",
-                                        record=index, where=where, record_id=d.id, field="id")
-        seen[d.id] = index
-        drawings.append(d)
-    return drawings
+                path, f"same id as {key}[{seen[value.id]}]", record=index, where=where,
+                record_id=value.id, field="id")
+        seen[value.id] = index
+        out.append(value)
+    return out
 
 
 _DEPTH_LIMIT = 100

@@ -42,9 +42,6 @@ class IndicatorLinesItem(ViewSizedItem):
         self.lines: list[tuple[Callable[[], np.ndarray], QtGui.QPen]] = []
         self.frame: VisibleCandles = empty_visible()
         self._drawn_tail = np.empty(0)  # the values last drawn at the last two units
-        # Drawn into a pixmap of its own: the repaints other items cause (the last-price
-        # row, a forming candle) copy it instead of stroking every line again.
-        self.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def set_lines(self, lines: list[tuple[Callable[[], np.ndarray], QtGui.QPen]]) -> None:
         self.lines = lines
@@ -52,9 +49,15 @@ class IndicatorLinesItem(ViewSizedItem):
         self.update()
 
     def set_frame(self, frame: VisibleCandles) -> None:
+        """A new view: drawn directly (a pixmap of its own would be drawn again anyway)."""
         self.frame = frame
         self._drawn_tail = self._tail_values()
+        self._cache(QtWidgets.QGraphicsItem.CacheMode.NoCache)
         self.update()
+
+    def _cache(self, mode: QtWidgets.QGraphicsItem.CacheMode) -> None:
+        if self.cacheMode() != mode:  # setting it again would throw the pixmap away
+            self.setCacheMode(mode)
 
     def unit_values(self, line: Callable[[], np.ndarray]) -> np.ndarray:
         """The line's value at each unit's last candle."""
@@ -90,6 +93,10 @@ class IndicatorLinesItem(ViewSizedItem):
         view = self.getViewBox()
         if not len(f) or not self.lines or view is None:
             return
+        # Ticks come many to a view: from the first, the lines live in a pixmap of their
+        # own, so the repaints other items cause (the last-price row, the forming candle)
+        # copy them instead of stroking every line again.
+        self._cache(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         now = self._tail_values()
         if len(self._drawn_tail) != len(now):
             self._drawn_tail = np.full(len(now), np.nan)
