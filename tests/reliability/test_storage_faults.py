@@ -109,7 +109,10 @@ def test_a_damaged_annotations_file_is_refused_before_any_write(tmp_path):
             store.add(Point(symbol="ETH/USDT", timeframe="1m", ts=T0 + i * 60_000,
                             notes="x" * 200, created_at=T0, updated_at=T0))
     no_wal_left(path)
-    damaged = corrupt_pages(path)
+    with sqlite3.connect(path) as db:  # the schema and every root page stay readable
+        last_root = db.execute("SELECT max(rootpage) FROM sqlite_master").fetchone()[0]
+    db.close()
+    damaged = corrupt_pages(path, first_page=last_root + 1)
     with pytest.raises(DamagedAnnotationsError) as info:
         AnnotationStore(path)
     message = str(info.value)
