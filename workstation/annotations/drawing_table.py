@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from .store import AnnotationStore
 
 DRAWINGS_V4 = (
-    """
+    f"""
     CREATE TABLE drawings (
         id TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 36),
-        shape TEXT NOT NULL CHECK (shape IN ('level', 'trend', 'vertical', 'box', 'measure')),
-        market TEXT NOT NULL CHECK (market IN ('real', 'demo')),
+        shape TEXT NOT NULL CHECK (shape IN ({", ".join(f"'{s.value}'" for s in Shape)})),
+        market TEXT NOT NULL CHECK (market IN ({", ".join(f"'{m.value}'" for m in MarketKind)})),
         symbol TEXT NOT NULL CHECK (symbol <> '' AND symbol = upper(trim(symbol))),
         timeframe TEXT NOT NULL,
         ts1 INTEGER NOT NULL CHECK (ts1 >= 0),
@@ -90,11 +90,6 @@ class DrawingTable:
         with self._store._reading() as conn:
             rows = conn.execute(f"{_SELECT} {where} ORDER BY ts1, id", params).fetchall()
         return [_drawing(row) for row in rows]
-
-    def get(self, drawing_id: str) -> Drawing | None:
-        with self._store._reading() as conn:
-            row = conn.execute(f"{_SELECT} WHERE id = ?", (drawing_id,)).fetchone()
-        return None if row is None else _drawing(row)
 
     def add(self, d: Drawing) -> Drawing:
         """Insert ``d`` exactly as given (an id that exists is refused)."""

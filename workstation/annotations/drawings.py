@@ -160,5 +160,3 @@ def visible_at(drawings, clock_ms: int | None) -> list[Drawing]:
         return list(drawings)
     return [d for d in drawings if d.known_at <= clock_ms]
 
-
-SHAPES = tuple(s.value for s in Shape)

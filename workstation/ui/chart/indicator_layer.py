@@ -248,6 +248,7 @@ class ChartIndicators(QtCore.QObject):
         for pane in self.panes:
             chart.grid.removeItem(pane.view)
             chart.grid.removeItem(pane.axis)
+        kept = {v.spec: v for v in self.values if v is not None}  # computed: not again
         self.profiles, self.panes, self.values = [], [], []
         price_lines = []
         for n, spec in enumerate(self.specs):
@@ -260,9 +261,9 @@ class ChartIndicators(QtCore.QObject):
                 item.set_view_rect(chart.price_view.viewRect())
                 self.profiles.append(item)
                 continue
-            values = IndicatorValues(spec)
+            values = kept.get(spec) or IndicatorValues(spec)
             if self._candles is not None:
-                values.sync(self._candles)
+                values.sync(self._candles)  # a kept one: only candles it has not seen
             self.values.append(values)
             lines = [(self._line(values, name),
                       # the bands' middle fainter, not dashed: a dashed stroke costs 3x
