@@ -55,6 +55,11 @@ class AppPaths:
         return self.data_dir / "paper.sqlite"
 
     @property
+    def alerts_file(self) -> Path:
+        """The trader's alerts (``alerts.book``)."""
+        return self.data_dir / "alerts.json"
+
+    @property
     def demo_anchor(self) -> Path:
         """The demo market's anchor, fixed at first use (see ``market.demo.demo_anchor``)."""
         return self.data_dir / "demo.json"

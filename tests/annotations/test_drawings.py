@@ -14,6 +14,8 @@ from workstation.annotations.io import (
     AnnotationImportError,
     export_annotations,
     import_annotations,
+    read_csv,
+    read_csv_document,
     read_document,
 )
 from workstation.annotations.model import AnnotationValidationError
@@ -139,6 +141,51 @@ def test_a_bad_drawing_record_names_itself_and_imports_nothing(tmp_path):
         with pytest.raises(AnnotationImportError, match="price1"):
             import_annotations(store, path)
         assert store.drawings.list() == []
+
+
+def test_drawings_go_out_and_come_back_as_csv(tmp_path):
+    noted = trend(notes='a "wedge", top\nsecond line', locked=True)
+    vertical = Drawing(shape="vertical", symbol="ETH/USDT", timeframe="1h", ts1=T0 + 3 * H)
+    with AnnotationStore(tmp_path / "a.sqlite") as store:
+        for d in (level(), noted, vertical):
+            store.drawings.add(d)
+        result = export_annotations(store, tmp_path / "d.csv", format="drawings-csv")
+        assert (result.written, result.drawings) == (0, 3)
+        made = sorted(store.drawings.list(), key=lambda d: d.id)
+    text = (tmp_path / "d.csv").read_text()
+    assert text.startswith("id,shape,market,symbol,timeframe,ts1,price1,ts2,price2,locked,")
+    trades, drawings = read_csv_document(tmp_path / "d.csv")
+    assert trades == [] and sorted(drawings, key=lambda d: d.id) == made  # every field back
+    with pytest.raises(AnnotationImportError, match="holds drawings, not trades"):
+        read_csv(tmp_path / "d.csv")
+    with AnnotationStore(tmp_path / "b.sqlite") as other:
+        assert import_annotations(other, tmp_path / "d.csv").drawings == (3, 0, 0)
+        assert import_annotations(other, tmp_path / "d.csv").drawings == (0, 0, 3)
+
+
+@pytest.mark.parametrize("cell, column, says", [
+    ("price1=abc", "price1", "must be a number"),
+    ("locked=maybe", "locked", "true or false"),
+    ("shape=circle", "shape", "unknown shape"),
+    ("ts1=", "ts1", ""),
+])
+def test_a_bad_drawings_csv_names_the_line_and_column_and_imports_nothing(tmp_path, cell,
+                                                                          column, says):
+    with AnnotationStore(tmp_path / "a.sqlite") as store:
+        store.drawings.add(level())
+        store.drawings.add(trend())
+        export_annotations(store, tmp_path / "d.csv", format="drawings-csv")
+    lines = (tmp_path / "d.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    name, value = cell.split("=")
+    row = lines[2].split(",")
+    row[header.index(name)] = value
+    lines[2] = ",".join(row)
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    with AnnotationStore(tmp_path / "b.sqlite") as other:
+        with pytest.raises(AnnotationImportError, match=f"line 3.*{column}.*{says}"):
+            import_annotations(other, tmp_path / "d.csv")
+        assert other.drawings.list() == []
 
 
 def test_a_file_from_before_drawings_upgrades_keeping_its_marks(tmp_path):

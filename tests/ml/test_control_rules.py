@@ -30,6 +30,8 @@ from workstation.ml.controls import (
     donchian_positions,
     ema,
     ema_cross_positions,
+    level_positions,
+    pivot_levels,
     review_region,
     rsi_positions,
     shuffled_marks,
@@ -39,7 +41,8 @@ END_TS = 1_700_000_000_000
 MARKET = MarketKey("demo", "DEMO/USDT")
 RULES = [ControlRule.of("ema-cross", fast=5, slow=20), ControlRule.of("donchian", window=10),
          ControlRule.of("ma-cross", fast=5, slow=20),
-         ControlRule.of("ma-agree", pairs="5/20,10/40"), ControlRule.of("rsi", window=7)]
+         ControlRule.of("ma-agree", pairs="5/20,10/40"), ControlRule.of("rsi", window=7),
+         ControlRule.of("levels", window=5)]
 
 
 def candles_of(n: int, seed: int = 7) -> Candles:
@@ -259,3 +262,40 @@ def test_control_marks_command_writes_agreement_marks_with_their_review_region(t
                  "ma-agree", "--out", str(csv_out)]) == 1
     assert "a CSV of trades cannot hold: write agree.json" in capsys.readouterr().err
     assert not csv_out.exists()
+
+
+def test_the_levels_rule_draws_swings_where_they_are_first_known_and_trades_their_touches(
+        tmp_path, capsys):
+    from workstation.ml.level_columns import Levels
+
+    candles = candles_of(3000)
+    k = 5
+    levels = pivot_levels(candles, MARKET, k)
+    assert len(levels) > 100 and all(d.shape.value == "level" for d in levels)
+    for d in levels[:50]:
+        seen = candles.index_of(d.ts1)  # drawn k candles after its swing, at the swing's price
+        swing = seen - k
+        window = slice(swing - k, swing + k + 1)
+        assert d.price1 in (candles.high[swing], candles.low[swing])
+        assert d.price1 in (candles.high[window].max(), candles.low[window].min())
+        assert d.known_at == int(candles.ts[seen]) + 60_000
+    rule = ControlRule.of("levels", window=k)
+    assert rule.summary == "5-candle swing level nearness"
+    position = rule.positions(candles)
+    assert (position == level_positions(candles, Levels.of(levels))).all()
+    assert {-1, 1} <= set(position.tolist())
+
+    csv = write_candles_csv(candles, tmp_path / "eth.csv")
+    base = ["control-marks", "--source", f"csv:{csv}", "--symbol", "ETH/USDT", "--rule",
+            "levels", "--window", "5"]
+    assert main(base + ["--out", str(tmp_path / "l.json")]) == 0
+    assert "swing levels" in capsys.readouterr().out
+    with AnnotationStore(tmp_path / "a.db") as store:
+        result = import_annotations(store, tmp_path / "l.json")
+        loaded, key = load_series(f"csv:{csv}", "ETH/USDT", ONE_MINUTE)
+        drawn = pivot_levels(loaded, key.market, k)  # of the file's candles, as it holds them
+        assert result.merge.added > 20 and result.drawings[0] == len(drawn)
+        assert sorted(store.drawings.list(), key=lambda d: d.id) == sorted(
+            drawn, key=lambda d: d.id)
+    assert main(base + ["--out", str(tmp_path / "l.csv")]) == 1
+    assert "write l.json" in capsys.readouterr().err  # its region and levels need JSON

@@ -118,3 +118,28 @@ def test_a_blind_replay_started_with_keys_makes_a_blind_trade(screen, tmp_path, 
     assert trade.blind and trade.decided_at == (int(ts[at]) + minute, int(ts[at + 3]) + minute)
     assert reviewed.blind and (reviewed.start_ts, reviewed.end_ts) == (int(ts[at + 1]),
                                                                        int(ts[at + 3]))
+
+
+def test_drawings_made_with_keys_from_launch_are_stored(screen, tmp_path, candle_file):
+    home = tmp_path / "home"
+    candles = make_candles(N_CANDLES)
+    at = N_CANDLES - 1 - 20
+    app = start(screen, home, candle_file)
+    try:  # a level on the cursor candle's high (the magnet), then a trend line moved and locked
+        screen.keys("End", *["Left"] * 20, "h", "Up", "Up", "Up", "Up", "Return")
+        screen.keys(*["Right"] * 5, "slash", "Return", *["Right"] * 10, "Return", "Escape")
+        screen.keys("End", "shift+d", "alt+Right", "shift+l", "alt+Right")  # locked: stays
+        assert app.quit() == 0, app.output()[-2000:]
+    finally:
+        app.kill()
+    store = AnnotationStore(app_paths(home).annotations_db)
+    level, trend = sorted(store.drawings.list(), key=lambda d: d.shape.value)
+    store.close()
+    minute = 60_000
+    assert level.ts1 == int(candles.ts[at])
+    assert level.price1 == pytest.approx(float(candles.high[at]), rel=1e-12)  # as the CSV holds it
+    assert (trend.ts1, trend.ts2) == (int(candles.ts[at + 5]) + minute,
+                                      int(candles.ts[at + 15]) + minute)
+    assert (trend.price1, trend.price2) == pytest.approx((float(candles.close[at + 5]),
+                                                          float(candles.close[at + 15])))
+    assert trend.locked and not level.locked

@@ -34,9 +34,9 @@ def test_live_training_on_a_fast_replay_predicts_learns_and_marks(qtbot, replay,
     threads = []
     step = OnlineLearner.on_closed_candle
 
-    def recording_step(self, candles, reference=None):
+    def recording_step(self, candles, reference=None, levels=None):
         threads.append(threading.current_thread())
-        return step(self, candles, reference)
+        return step(self, candles, reference, levels)
 
     monkeypatch.setattr(OnlineLearner, "on_closed_candle", recording_step)
     dock = make_dock(replay.live, replay.chart, epochs=1)
@@ -164,9 +164,9 @@ def test_live_mode_reads_the_demo_reference_asset_at_the_charts_times(qtbot, rep
     offered = []
     step = OnlineLearner.on_closed_candle
 
-    def recording_step(self, candles, reference=None):
+    def recording_step(self, candles, reference=None, levels=None):
         offered.append((candles, reference))
-        return step(self, candles, reference)
+        return step(self, candles, reference, levels)
 
     monkeypatch.setattr(OnlineLearner, "on_closed_candle", recording_step)
     dock = make_dock(replay.live, replay.chart, epochs=1)

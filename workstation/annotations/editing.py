@@ -70,7 +70,7 @@ def _candle(candles: Candles | None, index: int, *, priced: bool = False
     return int(candles.ts[index]), float(candles.close[index]), candles.timeframe.ms
 
 
-def _before_clock(ts: int, timeframe_ms: int, clock: int | None) -> None:
+def before_clock(ts: int, timeframe_ms: int, clock: int | None) -> None:
     if clock is not None and ts + timeframe_ms > clock:
         raise ToolRefused("That candle closes after the replay clock: nothing can be marked "
                           "after it (move the cursor back, or play on)")
@@ -110,7 +110,7 @@ class AnnotationTools:
         """Open (or move) the pending entry at the close of candle ``index``."""
         direction = Direction(direction)
         ts, price, timeframe_ms = _candle(candles, index, priced=True)
-        _before_clock(ts, timeframe_ms, clock)
+        before_clock(ts, timeframe_ms, clock)
         acted = ts + timeframe_ms
         for trade in trades:
             start, end = trade.held
@@ -130,7 +130,7 @@ class AnnotationTools:
         if pending is None:
             raise ToolRefused("No open entry to close: press L (long) or S (short) first")
         ts, price, timeframe_ms = _candle(candles, index, priced=True)
-        _before_clock(ts, timeframe_ms, clock)
+        before_clock(ts, timeframe_ms, clock)
         if ts <= pending.ts:
             raise ToolRefused("Move the cursor to a candle after the entry to close the trade "
                               "(Esc cancels the entry)")
@@ -157,7 +157,7 @@ class AnnotationTools:
 
     def set_mark(self, candles: Candles | None, index: int, clock: int | None = None) -> Mark:
         ts, _, timeframe_ms = _candle(candles, index)
-        _before_clock(ts, timeframe_ms, clock)
+        before_clock(ts, timeframe_ms, clock)
         self.mark = Mark(ts, clock)
         return self.mark
 
@@ -169,7 +169,7 @@ class AnnotationTools:
             raise ToolRefused("No mark: press M on the first candle of the range, move the "
                               "cursor to its last candle, then 1 / 2 / 3 / 4")
         ts, _, timeframe_ms = _candle(candles, index)
-        _before_clock(ts, timeframe_ms, clock)
+        before_clock(ts, timeframe_ms, clock)
         start, end = sorted((self.mark.ts, ts))
         region = Region(market=market.kind, symbol=market.symbol, timeframe=timeframe,
                         start_ts=start, end_ts=end, label=label,

@@ -24,7 +24,8 @@ null otherwise). The three may be left out or null, in any version: such a recor
 version 1 and 2 file) imports as a hindsight mark. A blind mark's decisions are each no earlier
 than the close of the candle they mark (``model``).
 
-CSV (trades only), UTF-8, one header line::
+CSV (trades; or drawings, ``drawing_io``: a file holds one or the other), UTF-8, one header
+line::
 
     id,market,symbol,timeframe,direction,entry_ts,entry_price,exit_ts,exit_price,stop,target,notes,tags,source,created_at,updated_at,blind,entry_decided_at,exit_decided_at,unblinded_at
 
@@ -58,7 +59,13 @@ from typing import Any
 
 from ..atomic import atomic_write_text
 from ..market.series import MarketKind
-from .drawing_io import drawing_from_record, drawing_record
+from .drawing_io import (
+    DRAWING_FIELDS,
+    drawing_csv_row,
+    drawing_from_csv_row,
+    drawing_from_record,
+    drawing_record,
+)
 from .drawings import Drawing
 from .model import (
     Annotation,
@@ -100,7 +107,7 @@ _CSV_DECIDED = ("entry_decided_at", "exit_decided_at")  # a trade's ``decided_at
 CSV_REQUIRED = ("direction", "entry_ts", "entry_price", "exit_ts", "exit_price")
 # Ids of CSV trades without one: uuid5 of their content in this namespace.
 CSV_ID_NAMESPACE = uuid.UUID("6f0d8a52-2d1e-4c59-9a55-7c2b8f1e0a31")
-FORMATS = ("json", "csv")
+FORMATS = ("json", "csv", "drawings-csv")  # drawings-csv: a CSV file of drawings
 
 
 class AnnotationImportError(AnnotationError):
@@ -342,6 +349,28 @@ def write_csv(trades: Iterable[Trade], path) -> int:
     return count
 
 
+def write_drawings_csv(drawings: Iterable[Drawing], path) -> int:
+    """Write drawings as CSV (``drawing_io``); returns the number written."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(DRAWING_FIELDS)
+    count = 0
+    for d in drawings:
+        writer.writerow(drawing_csv_row(d))
+        count += 1
+    atomic_write_text(Path(path), buffer.getvalue())
+    return count
+
+
+def _csv_drawings(path: Path, reader: csv.DictReader) -> list[Drawing]:
+    header = tuple(reader.fieldnames or ())
+    if header != DRAWING_FIELDS:
+        raise AnnotationImportError(path, f"a drawings file has the columns "
+                                          f"{','.join(DRAWING_FIELDS)}", where="line 1",
+                                    field="header")
+    return _csv_rows(path, reader, drawing_from_csv_row, "id")
+
+
 def _csv_int(text: str, name: str) -> int:
     try:
         return int(text)
@@ -438,13 +467,28 @@ def read_csv(path, *, market: MarketKind | str | None = None, symbol: str | None
 
     ``market``/``symbol``/``timeframe`` fill in rows (or files) without them.
     """
+    trades, drawings = read_csv_document(path, market=market, symbol=symbol,
+                                         timeframe=timeframe)
+    if drawings:
+        raise AnnotationImportError(path, "this CSV file holds drawings, not trades",
+                                    where="line 1", field="header")
+    return trades
+
+
+def read_csv_document(path, *, market: MarketKind | str | None = None,
+                      symbol: str | None = None, timeframe: str | None = None
+                      ) -> tuple[list[Trade], list[Drawing]]:
+    """A CSV file's trades, or its drawings (a header that starts ``id,shape``), or
+    ``AnnotationImportError`` and none."""
     market = MarketKind(market) if market is not None else None
     path = Path(path)
     text = _read_text(path)
     reader = csv.DictReader(io.StringIO(text, newline=""))
     if csv.field_size_limit() < _CSV_FIELD_LIMIT:  # notes of any length import back
         csv.field_size_limit(_CSV_FIELD_LIMIT)
-    return _csv_trades(path, reader, market=market, symbol=symbol, timeframe=timeframe)
+    if tuple(reader.fieldnames or ())[:2] == DRAWING_FIELDS[:2]:
+        return [], _csv_drawings(path, reader)
+    return _csv_trades(path, reader, market=market, symbol=symbol, timeframe=timeframe), []
 
 
 def _csv_trades(path: Path, reader: csv.DictReader, *, market: MarketKind | None,
@@ -463,7 +507,16 @@ def _csv_trades(path: Path, reader: csv.DictReader, *, market: MarketKind | None
         if name not in header:
             raise AnnotationImportError(path, f"missing column {name!r}", where="line 1",
                                         field="header")
-    trades: list[Trade] = []
+    return _csv_rows(path, reader, lambda row: _csv_trade(
+        row, market=market, symbol=symbol, timeframe=timeframe, default_time=default_time),
+        "trade")
+
+
+def _csv_rows(path: Path, reader: csv.DictReader, parse, same_what: str) -> list:
+    """Every row of ``reader`` as ``parse`` makes it, all or none: the first bad row, or a
+    record met twice (by id; ``same_what`` names a record that came without one), raises
+    ``AnnotationImportError`` naming its line."""
+    records: list = []
     seen: dict[str, int] = {}
     for index, row in enumerate(reader):
         where = f"line {reader.line_num}"
@@ -472,18 +525,18 @@ def _csv_trades(path: Path, reader: csv.DictReader, *, market: MarketKind | None
             raise AnnotationImportError(path, "more cells than header columns", record=index,
                                         where=where, record_id=record_id, field="row")
         try:
-            trade = _csv_trade(row, market=market, symbol=symbol, timeframe=timeframe,
-                               default_time=default_time)
+            record = parse(row)
         except AnnotationValidationError as exc:
             raise AnnotationImportError(path, exc.reason, record=index, where=where,
                                         record_id=record_id, field=exc.field) from exc
-        if trade.id in seen:
-            same = "id" if record_id else "trade"
-            raise AnnotationImportError(path, f"same {same} as line {seen[trade.id]}",
-                                        record=index, where=where, record_id=trade.id, field="id")
-        seen[trade.id] = reader.line_num
-        trades.append(trade)
-    return trades
+        if record.id in seen:
+            same = "id" if record_id else same_what
+            raise AnnotationImportError(path, f"same {same} as line {seen[record.id]}",
+                                        record=index, where=where, record_id=record.id,
+                                        field="id")
+        seen[record.id] = reader.line_num
+        records.append(record)
+    return records
 
 
 # -- files and the store -------------------------------------------------------------------
@@ -492,7 +545,7 @@ def file_format(path, format: str | None = None) -> str:
     """``format`` if given, else ``json``/``csv`` from the file's extension."""
     if format is not None:
         if format not in FORMATS:
-            raise AnnotationError(f"unknown format {format!r}; use json or csv")
+            raise AnnotationError(f"unknown format {format!r}; use {', '.join(FORMATS)}")
         return format
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
@@ -507,8 +560,11 @@ def export_annotations(store: AnnotationStore, path, *, market: MarketKind | str
     """Write the store's annotations (optionally of one market kind, symbol, timeframe) to
     ``path``."""
     annotations = store.list(market=market, symbol=symbol, timeframe=timeframe)
-    if file_format(path, format) == "json":
+    chosen = file_format(path, format)
+    if chosen != "csv":
         drawings = _selected(store.drawings.list(), market, symbol, timeframe)
+        if chosen == "drawings-csv":
+            return ExportResult(0, drawings=write_drawings_csv(drawings, path))
         return ExportResult(write_json(annotations, path, drawings), drawings=len(drawings))
     trades = [ann for ann in annotations if isinstance(ann, Trade)]
     return ExportResult(write_csv(trades, path), len(annotations) - len(trades))
@@ -529,7 +585,9 @@ def import_annotations(store: AnnotationStore, path, *, market: MarketKind | str
     if file_format(path, format) == "json":
         annotations, drawings = read_document(path)
     else:
-        annotations += read_csv(path, market=market, symbol=symbol, timeframe=timeframe)
+        trades, drawings = read_csv_document(path, market=market, symbol=symbol,
+                                             timeframe=timeframe)
+        annotations += trades
     selected = _selected(annotations, market, symbol, timeframe)
     merged = store.merge(selected)
     return ImportResult(len(annotations), tuple(selected), merged,

@@ -97,7 +97,8 @@ def run_request(request: BacktestRequest, candles: Candles, key: SeriesKey, *,
                                    f"{len(candles):,} candles of {key.provenance}")
         signals, span = marks_columns(marks), (0, len(candles))
     else:
-        signals, span = _run_signals(request, candles, key, store, device, should_stop)
+        signals, span = _run_signals(request, candles, key, store, device, should_stop,
+                                     annotations_db)
         if marked:  # the trader as a baseline, on the same span
             signals.update(marks_columns(marks))
     return backtest_signals(candles, signals, series=key.provenance, costs=costs,
@@ -132,10 +133,11 @@ def out_of_sample_span(run_id: str, data: dict, candles: Candles, in_sample: boo
 
 
 def _run_signals(request: BacktestRequest, candles: Candles, key: SeriesKey, store, device: str,
-                 should_stop: Callable[[], bool]):
+                 should_stop: Callable[[], bool], annotations_db: Path | None):
     from ..ml.checkpoints import CheckpointStore, read_meta
     from ..ml.device import resolve_device
     from ..ml.job import load_reference
+    from ..ml.level_columns import levels_for
     from ..ml.online import Predictor
     from ..ml.span_predictions import predict_span_probabilities
 
@@ -150,7 +152,8 @@ def _run_signals(request: BacktestRequest, candles: Candles, key: SeriesKey, sto
     reference = load_reference(predictor.feature_spec, key, request.reference_source)
     predicted = predict_span_probabilities(
         predictor, candles, span, should_stop=should_stop,
-        reference=reference.candles if reference is not None else None)
+        reference=reference.candles if reference is not None else None,
+        levels=levels_for(predictor.feature_spec, annotations_db, key.market))
     several = len(request.thresholds) > 1
     signals = {}
     for level in request.thresholds:

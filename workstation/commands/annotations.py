@@ -35,7 +35,9 @@ def register(sub) -> None:
         "export", help="write annotations to a JSON file (all kinds) or a CSV file (trades)")
     export.add_argument("file", help="output file; .json or .csv chooses the format")
     _add_series_options(export, "export only")
-    export.add_argument("--format", choices=FORMATS, help="file format (default: from extension)")
+    export.add_argument("--format", choices=FORMATS,
+                        help="json (every kind and the drawings), csv (trades) or drawings-csv "
+                             "(the drawings); default: from the extension")
     export.set_defaults(func=run_export)
 
     imp = actions.add_parser(
@@ -87,7 +89,10 @@ def run_export(args) -> int:
         result = export_annotations(store, args.file, market=args.market, symbol=args.symbol,
                                     timeframe=timeframe, format=args.format)
     drawn = f" and {result.drawings} drawing(s)" if result.drawings else ""
-    print(f"wrote {result.written} annotation(s){drawn} to {args.file}")
+    if args.format == "drawings-csv":
+        print(f"wrote {result.drawings} drawing(s) to {args.file}")
+    else:
+        print(f"wrote {result.written} annotation(s){drawn} to {args.file}")
     if result.skipped:
         print(f"left out {result.skipped} region(s)/point(s): a CSV file holds trades only; "
               "use JSON for every kind")

@@ -159,7 +159,11 @@ def run_predict(args) -> int:
 
     loaded = store.load(run_id, which)
     predictor = Predictor.from_checkpoint(loaded, resolve_device(device))
-    prediction = predictor.predict(candles, reference=reference)
+    from ..ml.level_columns import levels_for
+    from ..paths import app_paths
+
+    prediction = predictor.predict(candles, reference=reference, levels=levels_for(
+        predictor.feature_spec, app_paths().annotations_db, key.market))
     window = min(candles.n_closed, predictor.config.seq_len)
     trained_on = loaded.meta.get("provenance") or "unknown data"
     if args.json:

@@ -12,7 +12,14 @@ import numpy as np
 
 from ..annotations.io import file_format, write_csv, write_json
 from ..errors import WorkstationError
-from ..ml.controls import RULES, ControlRule, control_marks, review_region, shuffled_marks
+from ..ml.controls import (
+    RULES,
+    ControlRule,
+    control_marks,
+    pivot_levels,
+    review_region,
+    shuffled_marks,
+)
 from .flags import add_series_flags, flagged_series
 
 
@@ -26,7 +33,11 @@ def register(sub) -> None:
                         "donchian: long from a close above the highest high of the previous "
                         "--window candles, short from one below their lowest low; "
                         "rsi: long while the --window-candle RSI is above 50, short while "
-                        "below; "
+                        "below; levels: the swing highs and lows (--window candles either "
+                        "side) as drawn levels, long while the close is within one volatility "
+                        "above the nearest below, short while within one under the nearest "
+                        "above, flat else (JSON: the levels and a reviewed region go with the "
+                        "trades); "
                         "ma-agree: long while every --pairs fast average is above its slow "
                         "one, short while every one is below, flat else (with a reviewed "
                         "region over the trades, so the flat candles are labels)")
@@ -34,8 +45,9 @@ def register(sub) -> None:
                                             "10 for ma-cross, 20 for ema-cross)")
     p.add_argument("--slow", type=int, help="slow average of the crosses, candles (default "
                                             "40 for ma-cross, 50 for ema-cross)")
-    p.add_argument("--window", type=int, help="donchian's channel (default 20) or rsi's "
-                                              "period (default 14), candles")
+    p.add_argument("--window", type=int, help="donchian's channel (default 20), rsi's "
+                                              "period (default 14) or the levels' swing "
+                                              "(default 10 either side), candles")
     p.add_argument("--pairs", help="ma-agree's averages, FAST/SLOW,FAST/SLOW candles (default "
                                    "10/50,20/100)")
     p.add_argument("--shuffle", action="store_true",
@@ -64,8 +76,10 @@ def run(args) -> int:
     if args.shuffle:
         trades = shuffled_marks(trades, candles, seed=args.seed)
     region = [review_region(trades, rule)] if rule.flat_gaps else []
+    levels = pivot_levels(candles, key.market, rule.windows[0]) if rule.name == "levels" \
+        else []
     if as_json:
-        write_json([*trades, *region], out)
+        write_json([*trades, *region], out, levels)
     else:  # never with a region: refused above
         write_csv(trades, out)
     length = np.array([t.holding_ms for t in trades]) / candles.timeframe.ms
@@ -77,5 +91,6 @@ def run(args) -> int:
     print(f"wrote {len(trades):,} {'shuffled ' * args.shuffle}{rule.summary} trades of "
           f"{key.market} {candles.timeframe.name} to {out}: {held}, median "
           f"{np.median(length):g} and mean {length.mean():.1f} candles a trade, {longs:.1%} "
-          f"of them long; import them with `workstation annotations import {out}`")
+          f"of them long" + (f", with {len(levels):,} swing levels" if levels else "")
+          + f"; import them with `workstation annotations import {out}`")
     return 0

@@ -44,6 +44,10 @@ def add_context_flags(parser) -> None:
     parser.add_argument("--indicators", metavar="SPEC[,SPEC...]",
                         help="also feed these indicators, as the chart draws them (e.g. "
                              "'ema 20, rsi 14, bb 20 2, atr 14, sma 50'); off by default")
+    parser.add_argument("--levels", action="store_true",
+                        help="also feed the distance to the nearest drawn levels above and "
+                             "below the close (the market's levels in the annotations file, "
+                             "each from the close of its candle); off by default")
 
 
 def add_training_flags(parser, *, epochs: str) -> None:
@@ -83,7 +87,8 @@ def context_overrides(args) -> dict:
     return {"higher_timeframes": parse_higher_timeframes(args.higher_timeframes),
             "reference": args.reference,
             "trend_windows": parse_trend_windows(args.trend_windows),
-            "indicators": parse_indicators(args.indicators)}
+            "indicators": parse_indicators(args.indicators),
+            "levels": True if args.levels else None}
 
 
 def add_exchange_flags(parser) -> None:

@@ -173,7 +173,7 @@ _SETTING_FLAGS = ("preset", "epochs", "batch_size", "seq_len", "lr", "stride", "
                   "trend_horizon", "trend_flat_bps", "review_margin", "seed", "threads",
                   "resume", "max_candles", "compile", "higher_timeframes", "reference",
                   "trend_windows", "indicators", "linear_lags", "marks")
-_SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations")
+_SETTING_SWITCHES = ("grad_checkpointing", "class_weights", "no_annotations", "levels")
 
 
 def _request(args) -> TrainingRequest:

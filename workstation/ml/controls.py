@@ -20,6 +20,16 @@ The rules (``ControlRule``, by name; each value ``t`` depends on candles ``<= t`
   (``workstation.indicators``, Wilder's) is above 50, short while below: a rule of one
   indicator the trader reads, which the model computes from its window only approximately
   unless the RSI is one of its inputs (``FeatureSpec.indicators``).
+- ``levels`` (``pivot_levels``, ``level_positions``, default 10): the swing highs and lows of
+  the series as drawn levels (a candle whose high is the highest of the ``window`` candles on
+  either side, whose low the lowest), each drawn at the candle where it is first known,
+  ``window`` candles after the swing, at the swing's price; long while the close is within one
+  volatility (the RMS log return of the last 60 candles) above the nearest level below (on a
+  support), short while within one under the nearest level above (under a resistance), flat
+  else (and when both hold): a rule of the levels the trader draws, which the model reads only
+  approximately from its window unless the levels are inputs (``FeatureSpec.levels``). Its
+  levels go with its marks (``control-marks`` writes both), and, flat between trades, it
+  comes with a reviewed region as ma-agree does.
 - ``ma-agree`` (``agreement_positions``, default 10/50 and 20/100): long while every pair's
   fast simple average is above its slow one, short while every one is below, flat while they
   disagree (not held): two trend filters that must agree, the one rule here with flat
@@ -64,12 +74,14 @@ from itertools import pairwise
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..annotations.drawings import Drawing, Shape
 from ..annotations.model import Direction, Region, RegionLabel, Trade
 from ..errors import WorkstationError
 from ..indicators import IndicatorKind, IndicatorSpec, compute
 from ..market.candles import Candles
 from ..market.series import MarketKey
-from .candle_columns import trailing_mean
+from .candle_columns import trailing_mean, volatility
+from .level_columns import Levels, level_distances
 
 CONTROL_TAG = "control"
 # Ids are uuid5 of a mark's content in this namespace: the same marks get the same ids.
@@ -160,6 +172,61 @@ def agreement_positions(close: np.ndarray, pairs: Sequence[tuple[int, int]]) -> 
     return position.astype(np.int8)
 
 
+@dataclass(frozen=True)
+class _Scale:
+    """The volatility the levels rule measures nearness in (``candle_columns.volatility``)."""
+
+    volatility_window: int = 60
+    min_volatility_bps: float = 0.1
+
+
+def _swings(candles: Candles, k: int) -> list[tuple[str, int, float]]:
+    """``(high | low, candle, price)`` of every swing, by the candle it is seen at (``k``
+    after it)."""
+    check_window(k)
+    if len(candles) < 2 * k + 1:
+        return []
+    out = []
+    for name, values, pick in (("high", candles.high, np.argmax),
+                               ("low", candles.low, np.argmin)):
+        at = np.flatnonzero(pick(sliding_window_view(values, 2 * k + 1), axis=1) == k) + k
+        out += [(name, i, float(values[i])) for i in at.tolist()]
+    return sorted(out, key=lambda s: (s[1], s[0]))
+
+
+def pivot_levels(candles: Candles, market: MarketKey, window: int) -> list[Drawing]:
+    """The swing highs and lows of ``candles`` as levels drawn where each is first known:
+    see the module docstring."""
+    tf, ts = candles.timeframe.name, candles.ts
+    out = []
+    for name, i, price in _swings(candles, window):
+        seen = int(ts[i + window])
+        content = f"{market.kind.value} {market.symbol} {tf} {name} {ts[i]} {window}"
+        out.append(Drawing(id=str(uuid.uuid5(_ID_NAMESPACE, content)), shape=Shape.LEVEL,
+                           market=market.kind, symbol=market.symbol, timeframe=tf, ts1=seen,
+                           price1=price, created_at=seen,
+                           notes=f"control level: the swing {name} of {int(ts[i])}, "
+                                 f"{window} candles either side"))
+    return out
+
+
+def swing_levels(candles: Candles, window: int) -> Levels:
+    """``pivot_levels``' prices and the times they are known at, without the drawings."""
+    swings = _swings(candles, window)
+    seen = np.array([candles.ts[i + window] for _, i, _ in swings], dtype=np.int64)
+    return Levels(np.array([p for *_, p in swings], dtype=np.float64),
+                  seen + candles.timeframe.ms)
+
+
+def level_positions(candles: Candles, levels: Levels, near: float = 1.0) -> np.ndarray:
+    """+1/-1/0 (int8) per candle once it has closed; see the module docstring."""
+    vol = volatility(candles, _Scale()) if len(candles) else np.zeros(0)
+    above, below = level_distances(candles, levels, vol, 10.0).T
+    support, resistance = -below <= near, above <= near
+    return np.where(support & ~resistance, 1,
+                    np.where(resistance & ~support, -1, 0)).astype(np.int8)
+
+
 def parse_pairs(text: str) -> tuple[int, ...]:
     """``"10/50,20/100"`` as the flat windows ``(10, 50, 20, 100)``; anything else is refused
     with a line that shows the form."""
@@ -174,7 +241,7 @@ def parse_pairs(text: str) -> tuple[int, ...]:
 
 
 DEFAULT_WINDOWS = {"ma-cross": (10, 40), "ema-cross": (20, 50), "donchian": (20,),
-                   "rsi": (14,), "ma-agree": (10, 50, 20, 100)}
+                   "rsi": (14,), "levels": (10,), "ma-agree": (10, 50, 20, 100)}
 RULES = tuple(DEFAULT_WINDOWS)
 
 
@@ -202,7 +269,7 @@ class ControlRule:
             rule = cls(name, default if pairs is None else parse_pairs(pairs))
             for fast_, slow_ in rule.pairs:
                 check_windows(fast_, slow_)
-        elif name in ("donchian", "rsi"):
+        elif name in ("donchian", "rsi", "levels"):
             if fast is not None or slow is not None:
                 raise WorkstationError(f"{name} takes --window; --fast and --slow are for "
                                        f"the crosses")
@@ -211,7 +278,7 @@ class ControlRule:
         else:
             if window is not None:
                 raise WorkstationError(f"{name} takes --fast and --slow; --window is for "
-                                       f"donchian and rsi")
+                                       f"donchian, rsi and levels")
             rule = cls(name, (default[0] if fast is None else fast,
                               default[1] if slow is None else slow))
             check_windows(*rule.windows)
@@ -224,9 +291,9 @@ class ControlRule:
 
     @property
     def flat_gaps(self) -> bool:
-        """Whether the rule is flat between some of its trades (ma-agree): its trades need
-        their ``review_region`` for the flat candles to be labels."""
-        return self.name == "ma-agree"
+        """Whether the rule is flat between some of its trades (ma-agree, levels): its trades
+        need their ``review_region`` for the flat candles to be labels."""
+        return self.name in ("ma-agree", "levels")
 
     @property
     def _label(self) -> str:
@@ -246,6 +313,7 @@ class ControlRule:
         return {"ma-cross": f"{label} cross", "ema-cross": f"{label} EMA cross",
                 "donchian": f"{label}-candle Donchian breakout",
                 "rsi": f"RSI({label}) above / below 50",
+                "levels": f"{label}-candle swing level nearness",
                 "ma-agree": f"{label} agreement"}[self.name]
 
     @property
@@ -258,6 +326,10 @@ class ControlRule:
         if self.name == "rsi":
             return (f"control mark: long while the {self.windows[0]}-candle RSI is above 50, "
                     f"short while below")
+        if self.name == "levels":
+            return (f"control mark: long while the close is within one volatility above the "
+                    f"nearest swing level below ({self.windows[0]} candles either side), short "
+                    f"while within one under the nearest above, flat else")
         if self.name == "donchian":
             return (f"control mark: long from a close above the highest high of the previous "
                     f"{self.windows[0]} candles, short from one below their lowest low")
@@ -275,6 +347,8 @@ class ControlRule:
             return agreement_positions(candles.close, self.pairs)
         if self.name == "rsi":
             return rsi_positions(candles, self.windows[0])
+        if self.name == "levels":
+            return level_positions(candles, swing_levels(candles, self.windows[0]))
         cross = ma_cross_positions if self.name == "ma-cross" else ema_cross_positions
         return cross(candles.close, *self.windows)
 

@@ -47,13 +47,15 @@ class TrainingData:
 
     @classmethod
     def from_candles(cls, candles, *, trader=None, feature_spec: FeatureSpec | None = None,
-                     target_spec: TargetSpec | None = None, reference=None) -> TrainingData:
+                     target_spec: TargetSpec | None = None, reference=None,
+                     levels=None) -> TrainingData:
         """Features and targets of ``candles``; ``trader`` (position and regime labels per
         candle, ``annotations.targets.TraderTargets``) from annotations, or None for masked
-        trader heads; ``reference``: the reference asset's candles, if the features use one."""
+        trader heads; ``reference``: the reference asset's candles, if the features use one;
+        ``levels``: the market's drawn levels, if they read them."""
         feature_spec = feature_spec or FeatureSpec()
         target_spec = target_spec or TargetSpec()
-        return cls(make_features(candles, feature_spec, reference),
+        return cls(make_features(candles, feature_spec, reference, levels),
                    make_targets(candles, target_spec, trader), feature_spec, target_spec,
                    np.asarray(candles.ts, dtype=np.int64))
 

@@ -260,6 +260,7 @@ class LiveReady:
     reference: str | None = None  # the reference asset the model reads, whose candles to offer
     verdicts: dict[str, str | None] = field(default_factory=dict)
     verdict_source: str | None = None
+    levels: bool = False  # the model reads the drawn levels: offer them with the candles
 
 
 @dataclass(frozen=True)

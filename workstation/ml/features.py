@@ -8,7 +8,9 @@ comparable across timeframes and calm or wild markets.
 
 The candle columns (``FEATURE_NAMES``) come first; ``ml.candle_columns`` computes them. With
 ``trend_windows``, the multi-scale trend columns follow (``ml.trend_columns``), then, with
-``indicators`` (opt-in), the chart's indicators (``ml.indicator_columns``).
+``indicators`` (opt-in), the chart's indicators (``ml.indicator_columns``), then, with
+``levels`` (opt-in), the distance to the nearest drawn levels (``ml.level_columns``; they need
+the market's ``Levels``).
 A series that starts ``spec.warmup`` or more candles before ``t`` gives exactly the same row
 ``t`` as the full history, so a live window needs only its own candles plus ``warmup``
 (``window_start`` says where a window must start when higher timeframes are on).
@@ -28,6 +30,7 @@ from ..errors import WorkstationError
 from .candle_columns import FEATURE_NAMES, candle_features
 from .context import check_context, context_features, context_names
 from .indicator_columns import indicator_features, indicator_names, indicators_warmup, normalized
+from .level_columns import LEVEL_NAMES, level_features
 from .settings import settings_from_dict
 from .trend_columns import TREND_WINDOWS, trend_features, trend_names
 
@@ -51,6 +54,7 @@ class FeatureSpec:
     reference: str = ""
     trend_windows: tuple[int, ...] = TREND_WINDOWS  # ``ml.trend_columns`` (none: not fed)
     indicators: tuple[str, ...] = ()  # the chart's, as typed (``ml.indicator_columns``)
+    levels: bool = False  # the distance to the drawn levels (``ml.level_columns``)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "higher_timeframes", tuple(self.higher_timeframes))
@@ -82,7 +86,8 @@ class FeatureSpec:
     @property
     def names(self) -> tuple[str, ...]:
         return (FEATURE_NAMES + trend_names(self.trend_windows)
-                + indicator_names(self.indicators) + context_names(self))
+                + indicator_names(self.indicators) + (LEVEL_NAMES if self.levels else ())
+                + context_names(self))
 
     @property
     def warmup(self) -> int:
@@ -115,9 +120,11 @@ class FeatureSpec:
         return spec
 
 
-def make_features(candles, spec: FeatureSpec | None = None, reference=None) -> np.ndarray:
+def make_features(candles, spec: FeatureSpec | None = None, reference=None,
+                  levels=None) -> np.ndarray:
     """``float32 [len(candles), spec.n_features]`` for a ``Candles`` series; ``reference``: the
-    reference asset's candles on the same timeframe when ``spec.reference`` is set. See the
+    reference asset's candles on the same timeframe when ``spec.reference`` is set; ``levels``:
+    the market's drawn levels (``level_columns.Levels``) when ``spec.levels`` is. See the
     module docstring."""
     spec = spec or FeatureSpec()
     base = candle_features(candles, spec)
@@ -125,6 +132,8 @@ def make_features(candles, spec: FeatureSpec | None = None, reference=None) -> n
         base = np.concatenate((base, trend_features(candles, spec)), axis=1)
     if spec.indicators:
         base = np.concatenate((base, indicator_features(candles, spec)), axis=1)
+    if spec.levels:
+        base = np.concatenate((base, level_features(candles, spec, levels)), axis=1)
     if not spec.has_context:
         return base
     return np.concatenate((base, context_features(candles, spec, reference)), axis=1)

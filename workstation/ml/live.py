@@ -36,6 +36,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -158,6 +159,7 @@ class _Offer:
     candles: CandleSnapshot
     reference: CandleSnapshot | None
     final: bool
+    levels: Any = None  # ``level_columns.Levels`` when the model reads them
 
 
 def _failure_message(exc: Exception) -> str:
@@ -204,11 +206,12 @@ class LiveSession:
         return max(0, at - need - TAIL_MARGIN)
 
     def offer(self, candles: Candles, generation: int, reference: Candles | None = None,
-              final: bool = False) -> bool:
+              final: bool = False, levels=None) -> bool:
         """Hand the session the newest closed candles of series ``generation`` (views, no
         copy), with the reference asset's when the model reads one (``final``: they will not
-        grow); replaces an offer it has not taken yet. False (nothing offered) until the
-        learner is ready or when no candle is closed."""
+        grow) and the market's drawn levels when it reads them (``LiveReady.levels``);
+        replaces an offer it has not taken yet. False (nothing offered) until the learner is
+        ready or when no candle is closed."""
         if self.history is None:
             return False
         snapshot = CandleSnapshot.of(candles, self.window_start(candles, generation))
@@ -219,7 +222,7 @@ class LiveSession:
             first = int(np.searchsorted(reference.ts, snapshot.columns[0][0]))
             ref = CandleSnapshot.of(reference, first - self._warmup)
         with self._lock:
-            self._pending = _Offer(generation, snapshot, ref, bool(final))
+            self._pending = _Offer(generation, snapshot, ref, bool(final), levels)
         self._wake.set()
         return True
 
@@ -274,7 +277,8 @@ class LiveSession:
                     generation = pending.generation
                 reference = pending.reference.candles() if pending.reference is not None \
                     else None
-                step = learner.on_closed_candle(pending.candles.candles(), reference)
+                step = learner.on_closed_candle(pending.candles.candles(), reference,
+                                                pending.levels)
                 if step.new_candles:
                     self.processed = (generation, step.ts)
                     steps += step.train is not None
@@ -326,7 +330,8 @@ class LiveSession:
         self.history = rows + spec.warmup  # set last: offers start once it is
         self.on_event(LiveReady(job.source_run, describe(device), job.train, self.history,
                                 learner.config.seq_len, learner.target_spec.horizon,
-                                self.reference, trader_verdicts(meta), verdict_source(meta)))
+                                self.reference, trader_verdicts(meta), verdict_source(meta),
+                                spec.levels))
         return learner
 
     def _save(self, learner) -> None:

@@ -222,18 +222,19 @@ class Predictor:
         apply_weights(predictor.model, loaded)
         return predictor
 
-    def predict(self, candles, n_closed: int | None = None, reference=None) -> Prediction:
+    def predict(self, candles, n_closed: int | None = None, reference=None,
+                levels=None) -> Prediction:
         """The prediction for the candle after the newest closed one (or after row
         ``n_closed - 1``), from a window of at most ``seq_len`` candles; ``reference``: the
         reference asset's candles when the features use one (only those up to that candle's
-        open time count)."""
+        open time count); ``levels``: the market's drawn levels when they read them."""
         n = candles.n_closed if n_closed is None else int(n_closed)
         if n < 1:
             raise WorkstationError("no closed candle to predict from")
         seq_len = self.config.seq_len
         start = window_start(candles.ts, n, self.feature_spec, seq_len)
         feats = make_features(candles.slice(start, n), self.feature_spec,
-                              reference)[-seq_len:]
+                              reference, levels)[-seq_len:]
         x = torch.from_numpy(np.ascontiguousarray(feats))[None].to(self.device)
         bf16 = torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda" \
             else contextlib.nullcontext()  # bf16 on CUDA, as training; fp32 on the CPU
@@ -396,11 +397,12 @@ class OnlineLearner:
                                   "does not fit the online learner: " + "; ".join(problems))
 
     # -- public ------------------------------------------------------------------------------
-    def on_closed_candle(self, candles, reference=None) -> OnlineStep:
+    def on_closed_candle(self, candles, reference=None, levels=None) -> OnlineStep:
         """Settle, train and predict for the newest closed candle of ``candles`` (the whole
         series so far; a forming last candle is ignored). ``reference``: the reference asset's
         candles when the features read one (its closed candles up to each row's time count;
-        a missing one is masked)."""
+        a missing one is masked); ``levels``: the market's drawn levels when they read them
+        (each row counts those known by its close)."""
         self._claim.check()
         self._predictor_claim.check()
         if self.failed:
@@ -431,12 +433,12 @@ class OnlineLearner:
         report = None
         if self.training:
             try:
-                report = self._train_step(candles, n, reference)
+                report = self._train_step(candles, n, reference, levels)
             except Exception as exc:
                 self.failed = str(exc) if isinstance(exc, WorkstationError) else \
                     f"{type(exc).__name__}: {exc}"
                 raise
-        prediction = self.predictor.predict(candles, n, reference)
+        prediction = self.predictor.predict(candles, n, reference, levels)
         self._pending[prediction.ts] = _Pending(prediction)
         self._prediction = prediction
         self._last_ts = newest
@@ -518,7 +520,7 @@ class OnlineLearner:
         actual = int(direction(np.array([bps]), flat_bps)[0])
         return Outcome(head, p.ts, int(ts[j]), predicted, actual, float(probs[predicted]), bps)
 
-    def _train_step(self, candles, n: int, reference=None) -> TrainReport | None:
+    def _train_step(self, candles, n: int, reference=None, levels=None) -> TrainReport | None:
         """One step on the newest matured window plus replayed ones, or None if none."""
         horizon, seq_len = self.target_spec.horizon, self.config.seq_len
         newest_sample = n - 1 - horizon  # its targets look at candles up to n - 1
@@ -535,7 +537,8 @@ class OnlineLearner:
 
         tail = candles.slice(start, n)
         data = TrainingData.from_candles(tail, feature_spec=self.feature_spec,
-                                         target_spec=self.target_spec, reference=reference)
+                                         target_spec=self.target_spec, reference=reference,
+                                         levels=levels)
         if self._fresh:
             self._init_return_scale(data)
         series = DeviceSeries(data, self.device)

@@ -35,12 +35,15 @@ class SpanPredictions:
 def predict_span_probabilities(predictor: Predictor, candles: Candles, span: tuple[int, int],
                                batch_size: int = 256,
                                should_stop: Callable[[], bool] = bool,
-                               reference: Candles | None = None) -> SpanPredictions:
+                               reference: Candles | None = None,
+                               levels=None) -> SpanPredictions:
     """``predictor``'s classes and confidences at every candle of ``span``; ``should_stop``
     (asked between batches) ends it early with ``trainer.Stopped``; ``reference``: the
-    reference asset's candles, if its features read one."""
+    reference asset's candles, if its features read one; ``levels``: the market's drawn
+    levels, if they read them."""
     data = TrainingData.from_candles(candles, feature_spec=predictor.feature_spec,
-                                     target_spec=predictor.target_spec, reference=reference)
+                                     target_spec=predictor.target_spec, reference=reference,
+                                     levels=levels)
     confidence = np.zeros((len(CLASS_HEADS), span[1] - span[0]))
     with torch.no_grad():
         classes = predict_span(predictor.model, DeviceSeries(data, predictor.device), span,

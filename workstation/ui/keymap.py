@@ -31,6 +31,8 @@ CHART = "Chart"
 CHARTS = "Charts"
 ANNOTATE = "Annotate"
 INDICATORS = "Indicators"
+DRAWINGS = "Drawings"
+ALERTS = "Alerts"
 PAPER_TRADING = "Paper trading"
 PREDICTIONS = "Predictions"
 TRAINING = "Training"
@@ -104,6 +106,49 @@ KEYMAP: tuple[Command, ...] = (
     Command("indicators.as_inputs", "Feed chart 1's indicators to the model", (), INDICATORS,
             "Put chart 1's indicators in the training form's Indicator inputs, so the next "
             "run reads them (VWAP and the volume profile are not inputs)"),
+    # -- drawings on the active chart (``drawings.layer.DrawingLayer``) ---------------------
+    Command("drawings.level", "Horizontal level", ("H",), DRAWINGS,
+            "Draw a horizontal level: the cursor keys and Up / Down move it, Enter places it"),
+    Command("drawings.trend", "Trend line", ("/",), DRAWINGS,
+            "Draw a trend line: Enter places each of its two points (or click them)"),
+    Command("drawings.vertical", "Vertical line", ("V",), DRAWINGS,
+            "Draw a vertical line at a candle: Enter places it"),
+    Command("drawings.box", "Price range (box)", ("B",), DRAWINGS,
+            "Draw a box over a price range and a time span: Enter places its two corners"),
+    Command("drawings.measure", "Measure", ("R",), DRAWINGS,
+            "Measure between two points: price change, percent, candles and time"),
+    Command("drawings.magnet", "Magnet (snap to open, high, low, close)", ("Shift+M",),
+            DRAWINGS, "Points snap to the candle's open, high, low or close (Up / Down step "
+            "between them); off, they keep their price and Up / Down move them a little"),
+    Command("drawings.point_up", "Point being placed: up", ("Up",), DRAWINGS,
+            "Move the point being placed up: the candle's next value with the magnet on"),
+    Command("drawings.point_down", "Point being placed: down", ("Down",), DRAWINGS,
+            "Move the point being placed down"),
+    Command("drawings.next", "Select the next drawing", ("D",), DRAWINGS,
+            "Select the chart's next drawing in time (the cursor goes to it)"),
+    Command("drawings.previous", "Select the previous drawing", ("Shift+D",), DRAWINGS),
+    *(Command(f"drawings.move_{way}", f"Move the selected drawing {text}", (f"Alt+{key}",),
+              DRAWINGS, tip)
+      for way, text, key, tip in (
+          ("left", "one candle back", "Left", "Move every point of the selected drawing one "
+           "candle back (Del deletes it, Esc lets it go)"),
+          ("right", "one candle forward", "Right", ""),
+          ("up", "up", "Up", "Move the selected drawing up a hundredth of the visible prices"),
+          ("down", "down", "Down", ""))),
+    Command("drawings.lock", "Lock / unlock the selected drawing", ("Shift+L",), DRAWINGS,
+            "A locked drawing refuses to move or be deleted until unlocked"),
+    Command("drawings.hide_all", "Hide / show all drawings", ("Shift+H",), DRAWINGS,
+            "Hide every drawing on every chart, or show them again (remembered)"),
+    # -- alerts (``alert_layer.AlertLayer``) ------------------------------------------------
+    Command("alerts.level", "Alert when the price crosses the selected level", ("Shift+A",),
+            ALERTS, "Be told (desktop notification, log) when the price crosses the selected "
+            "level, either way; again: remove the alert"),
+    Command("alerts.flip", "Alert when the model's position flips…", ("Ctrl+Shift+A",), ALERTS,
+            "Be told when the model's suggested position on the live symbol changes with at "
+            "least the confidence you give (live and paper modes); again: remove the alert"),
+    Command("alerts.list", "List the alerts", (), ALERTS,
+            "Say every alert, what it watches and how often it went off"),
+    Command("alerts.clear", "Remove every alert", (), ALERTS),
     # -- the annotation tools (``annotations.dock.AnnotationLayer``) -------------------------
     Command("annotate.long", "Open long at cursor", ("L",), ANNOTATE,
             "Open a long entry at the cursor candle's close"),
@@ -120,7 +165,8 @@ KEYMAP: tuple[Command, ...] = (
     Command("annotate.range", "Label mark…cursor as range", ("3",), ANNOTATE),
     Command("annotate.reviewed", "Label mark…cursor as reviewed", ("4",), ANNOTATE,
             "Say you looked at these candles: those without a trade train as flat"),
-    Command("annotate.delete", "Delete annotation under cursor", ("Del", "Backspace"), ANNOTATE),
+    Command("annotate.delete", "Delete annotation under cursor", ("Del", "Backspace"), ANNOTATE,
+            "Delete the selected drawing, else the annotation under the cursor"),
     Command("annotate.next", "Next annotation", ("N",), ANNOTATE,
             "Move the cursor to the next annotation's start"),
     Command("annotate.previous", "Previous annotation", ("P",), ANNOTATE,

@@ -103,8 +103,17 @@ class MainWindow(QMainWindow):
         self.chart_area.series_changed.connect(self._annotation_target)
         self.annotations.selected_changed.connect(self._annotation_selected)
         self._annotation_target()
+        from .drawings.layer import DrawingLayer
+
+        self.drawings = DrawingLayer(self.annotations, self.chart_area, self.settings)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.annotations.dock)
         self.training = TrainingPanel(paths, self.live, self.chart, self)
+        from .alert_layer import AlertLayer
+        from .desktop_notify import DesktopNotifier
+
+        self.alerts = AlertLayer(self, paths.alerts_file, self.live, self.drawings,
+                                 self.settings, self._say, DesktopNotifier(self))
+        self.training.live_stepped.connect(self.alerts.live_step)
         self.indicators.feed_inputs = self.training.settings.set_indicator_inputs
         self.training_workspace = TrainingWorkspace(self, self.centre_tabs, self.training,
                                                     self.settings)
@@ -390,6 +399,13 @@ class MainWindow(QMainWindow):
         for action in self.indicators.command_actions.values():
             indicators.addAction(action)
 
+        draw = bar.addMenu("&Draw")
+        for action in self.drawings.command_actions.values():
+            draw.addAction(action)
+        draw.addSeparator()
+        for action in self.alerts.command_actions.values():
+            draw.addAction(action)
+
         replay = bar.addMenu("&Replay")
         for action in self._replay_actions():
             replay.addAction(action)
@@ -487,6 +503,8 @@ class MainWindow(QMainWindow):
         for changed in (self.chart_area.active_changed, self.chart_area.series_changed):
             changed.disconnect(self._annotation_target)  # focus moves as the window closes
         self.linked_annotations.close()
+        self.drawings.close()
+        self.alerts.close()
         self.annotations.close()
         self.training_workspace.close()
         self.log_dock.detach()

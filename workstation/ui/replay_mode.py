@@ -432,6 +432,7 @@ class ReplayMode(QObject):
     def _set_clocks(self, now: int | None) -> None:
         self.window.annotations.set_clock(now)
         self.window.linked_annotations.set_clock(now)
+        self.window.drawings.set_clock(now)
 
     def _cover(self, on: bool) -> None:
         for cover in self._covers:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QUndoStack
@@ -83,7 +83,12 @@ from .notes import NotesEditor
 from .tools import REGION_LABELS
 from .undoable_changes import AddAnnotation, DeleteAnnotation, EditAnnotation, describe
 
+if TYPE_CHECKING:
+    from ..drawings.layer import DrawingLayer
+
 log = logging.getLogger(__name__)
+EXPORT_FILTERS = ("JSON, every kind and the drawings (*.json)", "CSV, trades only (*.csv)",
+                  "CSV, drawings only (*.csv)")
 BULK_CHANGE = 200  # a store change with more annotations than this reloads the list at once
 MESSAGE_MS = 8000
 _ICONS = {"annotate.long": "long", "annotate.short": "short", "annotate.close": "close_trade",
@@ -234,6 +239,7 @@ class AnnotationLayer(QObject):
         self.last_message = ""
         self.closed = False
         self.notes_editor = NotesEditor(parent)
+        self.drawings: DrawingLayer | None = None  # its drawing tools (it sets itself here)
         self.command_actions = self._create_command_actions()
         self._unsubscribe = self.store.subscribe(self._store_changed)
         live.candles_changed.connect(self._candles_changed, Qt.ConnectionType.QueuedConnection)
@@ -351,14 +357,14 @@ class AnnotationLayer(QObject):
     def _show_labels_toggled(self, on: bool) -> None:
         self.settings.setValue("annotate/show_labels", bool(on))
         self.labels.set_targets_shown(on)
-        self._say("Training labels shown in the lanes: each candle's position (flat / long / "
-                  "short) and regime, as the trainer learns them" if on
-                  else "Training labels hidden (the reviewed band stays)")
+        self.say("Training labels shown in the lanes: each candle's position (flat / long / "
+                 "short) and regime, as the trainer learns them" if on
+                 else "Training labels hidden (the reviewed band stays)")
 
     def _click_mode_toggled(self, on: bool) -> None:
         self.settings.setValue("annotate/click_mode", bool(on))
-        self._say("Click to annotate: a click opens an entry, the next one closes it"
-                  if on else "Click to annotate is off: clicks only move the cursor")
+        self.say("Click to annotate: a click opens an entry, the next one closes it"
+                 if on else "Click to annotate is off: clicks only move the cursor")
 
     # -- series ----------------------------------------------------------------------------
     def _candles_changed(self, kind: str) -> None:
@@ -479,7 +485,7 @@ class AnnotationLayer(QObject):
         self.own_store.close()
 
     # -- the tool ----------------------------------------------------------------------------
-    def _say(self, text: str) -> None:
+    def say(self, text: str) -> None:
         self.last_message = text
         log.info("annotate: %s", text)
         status = getattr(self.window, "statusBar", None)
@@ -491,14 +497,14 @@ class AnnotationLayer(QObject):
         """The market's trades on every timeframe (the scope of the overlap rule)."""
         return self.store.trades(self.market) if self.market is not None else []
 
-    def _ready(self) -> bool:
+    def ready(self) -> bool:
         candles = self.target.candles
         if self.series is None and self.target is not self.chart and candles is not None:
-            self._say(f"{self.target_name or 'This chart'} shows another symbol's candles, "
-                      "not live: marks are made on a chart of the live symbol")
+            self.say(f"{self.target_name or 'This chart'} shows another symbol's candles, "
+                     "not live: marks are made on a chart of the live symbol")
             return False
         if self.series is None or candles is None or not len(candles):
-            self._say("No candles on the chart: open a data source first")
+            self.say("No candles on the chart: open a data source first")
             return False
         return True
 
@@ -517,92 +523,98 @@ class AnnotationLayer(QObject):
         the store holds now."""
         log.error("annotation change failed: %s", text)
         self.reload()
-        self._say(text)
+        self.say(text)
         box = QMessageBox(QMessageBox.Icon.Warning, "Annotations", text,
                           QMessageBox.StandardButton.Ok, self.window)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 
     def open_entry(self, direction: Direction) -> None:
-        if not self._ready():
+        if not self.ready():
             return
         try:
             entry = self.tools.open(direction, self.target.candles, self.target.cursor_index,
                                     self._trades(), self.horizon.clock)
         except ToolRefused as exc:
-            self._say(str(exc))
+            self.say(str(exc))
             return
         self._show_preview()
-        self._say(f"{entry.direction.value.title()} entry at {entry.price:g}: move the cursor "
-                  "and press X (or Enter) to close, Esc to cancel")
+        self.say(f"{entry.direction.value.title()} entry at {entry.price:g}: move the cursor "
+                 "and press X (or Enter) to close, Esc to cancel")
 
     def close_entry(self) -> None:
-        if not self._ready():
+        if self.drawings is not None and self.drawings.place():
+            return
+        if not self.ready():
             return
         assert self.series is not None  # _ready checked
         try:
             trade = self.tools.close(self.target.candles, self.target.cursor_index,
                                      *self.series, self._trades(), self.horizon.clock)
         except ToolRefused as exc:
-            self._say(str(exc))
+            self.say(str(exc))
             return
         self._push(AddAnnotation(self.store, trade, self._command_failed))
         self._show_preview()
-        self._say(f"{trade.direction.value.title()} trade closed at {trade.exit_price:g}: "
-                  f"{trade.pnl_pct:+.2f}%")
+        self.say(f"{trade.direction.value.title()} trade closed at {trade.exit_price:g}: "
+                 f"{trade.pnl_pct:+.2f}%")
 
     def cancel(self) -> None:
+        if self.drawings is not None and self.drawings.cancel():
+            return
         what = self.tools.cancel()
         self._show_preview()
         said: dict[str | None, str] = {"entry": "Entry cancelled", "mark": "Mark removed"}
-        self._say(said.get(what, "Nothing to cancel"))
+        self.say(said.get(what, "Nothing to cancel"))
 
     def set_mark(self) -> None:
-        if not self._ready():
+        if not self.ready():
             return
         try:
             self.tools.set_mark(self.target.candles, self.target.cursor_index,
                                 self.horizon.clock)
         except ToolRefused as exc:
-            self._say(str(exc))
+            self.say(str(exc))
             return
         self._show_preview()
-        self._say("Mark set: move the cursor to the range's other end and press "
-                  "1 (uptrend), 2 (downtrend), 3 (range) or 4 (reviewed)")
+        self.say("Mark set: move the cursor to the range's other end and press "
+                 "1 (uptrend), 2 (downtrend), 3 (range) or 4 (reviewed)")
 
     def label_range(self, label: RegionLabel) -> None:
-        if not self._ready():
+        if not self.ready():
             return
         assert self.series is not None  # _ready checked
         try:
             region = self.tools.label(label, self.target.candles, self.target.cursor_index,
                                       *self.series, self.horizon.clock)
         except ToolRefused as exc:
-            self._say(str(exc))
+            self.say(str(exc))
             return
         self._push(AddAnnotation(self.store, region, self._command_failed))
         self._show_preview()
-        self._say(f"Labelled {format_minute(region.start_ts)} – {format_minute(region.end_ts)} "
-                  f"as {region.label}")
+        self.say(f"Labelled {format_minute(region.start_ts)} – {format_minute(region.end_ts)} "
+                 f"as {region.label}")
 
-    def _candle_clicked(self, index: int, _price: float) -> None:
+    def _candle_clicked(self, index: int, price: float) -> None:
         if self.sender() is not self.target:  # a click that made another chart active first
             return
-        if not self.click_mode or not self._ready():
+        if self.drawings is not None and self.drawings.click(index, price):
+            return
+        if not self.click_mode or not self.ready():
             return
         assert self.series is not None  # _ready checked
         try:
             result = self.tools.click(self.target.candles, index, *self.series, self._trades(),
                                       self.horizon.clock)
         except ToolRefused as exc:
-            self._say(str(exc))
+            self.say(str(exc))
             return
         if isinstance(result, Trade):
             self._push(AddAnnotation(self.store, result, self._command_failed))
-            self._say(f"{result.direction.value.title()} trade: {result.pnl_pct:+.2f}%")
+            self.say(f"{result.direction.value.title()} trade: {result.pnl_pct:+.2f}%")
         else:
-            self._say(f"{result.direction.value.title()} entry at {result.price:g}: click the "
-                      "exit candle (Esc cancels; L / S choose the direction)")
+            self.say(f"{result.direction.value.title()} entry at {result.price:g}: click the "
+                     "exit candle (Esc cancels; L / S choose the direction)")
         self._show_preview()
 
     # -- finding annotations -------------------------------------------------------------------
@@ -640,33 +652,35 @@ class AnnotationLayer(QObject):
         if others:
             here += (f"; the {', '.join(others)} ones drawn there are edited on a chart of "
                      f"their timeframe")
-        self._say(here)
+        self.say(here)
 
     def delete_at_cursor(self) -> None:
+        if self.drawings is not None and self.drawings.delete_selected():
+            return
         ann = self.annotation_at(self.target.cursor_index)
         if ann is None:
             self._none_at_cursor("")
             return
         self._push(DeleteAnnotation(self.store, ann, self._command_failed))
-        self._say(f"Deleted the {describe(ann)} (Ctrl+Z brings it back)")
+        self.say(f"Deleted the {describe(ann)} (Ctrl+Z brings it back)")
 
     def jump(self, step: int) -> None:
         """Move the cursor to the start of the next (``step`` > 0) or previous annotation and
         select it (``editing.step_annotation``: every one in turn, two on one candle too)."""
         c = self.target.candles
         if c is None or not len(c) or not self.annotations:
-            self._say("No annotations on this chart")
+            self.say("No annotations on this chart")
             return
         ann = step_annotation(self.annotations.values(), c, self.target.cursor_index,
                               self.selected, step)
         if ann is None:
-            self._say("No annotation after the cursor" if step > 0
-                      else "No annotation before the cursor")
+            self.say("No annotation after the cursor" if step > 0
+                     else "No annotation before the cursor")
             return
         self.target.set_cursor(min(max(c.index_of(ann.span[0]), 0), len(c) - 1))
         self._select(ann)
         self.dock.select(ann)
-        self._say(f"{describe(ann).capitalize()} at {format_minute(ann.span[0])}")
+        self.say(f"{describe(ann).capitalize()} at {format_minute(ann.span[0])}")
 
     def go_to(self, ann: Annotation) -> None:
         """Put the chart's cursor on ``ann``'s first candle and give the chart the keys."""
@@ -683,7 +697,7 @@ class AnnotationLayer(QObject):
         and say so on the status line."""
         self._push(DeleteAnnotation(self.store, ann, self._command_failed) if new is None
                    else EditAnnotation(self.store, new, text, self._command_failed))
-        self._say(f"{text[:1].upper()}{text[1:]} (Ctrl+Z undoes)")
+        self.say(f"{text[:1].upper()}{text[1:]} (Ctrl+Z undoes)")
 
     def _select(self, ann: Annotation | None) -> None:
         self.selected = ann
@@ -703,21 +717,21 @@ class AnnotationLayer(QObject):
     def _save_notes(self, annotation_id: str, text: str) -> None:
         ann = self.annotations.get(annotation_id)  # its version now (it may have changed)
         if ann is None:
-            self._say("The annotation is gone (deleted or undone): its notes were not saved")
+            self.say("The annotation is gone (deleted or undone): its notes were not saved")
             return
         if text == ann.notes:
             return
         self._push(EditAnnotation(self.store, ann.edited(notes=text),
                                   f"edit notes of {describe(ann)}", self._command_failed))
-        self._say(f"Notes of the {describe(ann)} saved")
+        self.say(f"Notes of the {describe(ann)} saved")
 
     # -- files ---------------------------------------------------------------------------------
     def choose_export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(
+        path, chosen = QFileDialog.getSaveFileName(
             self.window, "Export annotations", str(Path.home() / "annotations.json"),
-            "JSON, every kind (*.json);;CSV, trades only (*.csv)")
+            ";;".join(EXPORT_FILTERS))
         if path:
-            self.export_file(path)
+            self.export_file(path, "drawings-csv" if chosen == EXPORT_FILTERS[2] else None)
 
     def choose_import(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -726,16 +740,20 @@ class AnnotationLayer(QObject):
         if path:
             self.import_file(path)
 
-    def export_file(self, path) -> None:
-        """Write every annotation (all series) to ``path``: JSON, or CSV for the trades."""
+    def export_file(self, path, format: str | None = None) -> None:
+        """Write every annotation (all series) to ``path``: JSON (with the drawings), CSV for
+        the trades, or (``format`` "drawings-csv") CSV for the drawings."""
         try:
-            result = annotation_io.export_annotations(self.store, path)
+            result = annotation_io.export_annotations(self.store, path, format=format)
         except (AnnotationError, OSError) as exc:
             self._file_error("Export failed", f"Nothing was exported to {path}.", str(exc))
             return
+        if format == "drawings-csv":
+            self.say(f"Exported {result.drawings} drawings to {path}")
+            return
         skipped = (f"; {result.skipped} regions and points left out (CSV holds trades only)"
                    if result.skipped else "")
-        self._say(f"Exported {result.written} annotations to {path}{skipped}")
+        self.say(f"Exported {result.written} annotations to {path}{skipped}")
 
     def import_file(self, path) -> None:
         """Read ``path`` (JSON, or CSV trades; a CSV without market, symbol or timeframe
@@ -745,13 +763,14 @@ class AnnotationLayer(QObject):
         found: Sequence[Annotation]
         try:
             if annotation_io.file_format(path) == "json":
-                found = annotation_io.read_json(path)
+                found, drawings = annotation_io.read_document(path)
             else:
                 market, timeframe = self.series if self.series else (None, None)
-                found = annotation_io.read_csv(
+                found, drawings = annotation_io.read_csv_document(
                     path, market=market.kind if market else None,
                     symbol=market.symbol if market else None, timeframe=timeframe)
             merged = self.store.merge(found)
+            drawn = self.own_store.drawings.merge(drawings)
         except annotation_io.AnnotationImportError as exc:
             lines = []
             if exc.record is not None:
@@ -768,13 +787,16 @@ class AnnotationLayer(QObject):
                              str(exc))
             return
         note = no_candles_note(found, self.paths.candle_cache)
-        self._say(f"Imported {path.name}: {len(found)} read, {merged.added} added, "
-                  f"{merged.updated} updated, {merged.unchanged} already there, "
-                  f"{merged.kept_newer} kept (newer here)" + (f"; {note}" if note else ""))
+        drawn_text = (f"; drawings: {len(drawings)} read, {drawn[0]} added, {drawn[1]} "
+                      f"updated, {drawn[2]} as they were" if drawings else "")
+        self.say(f"Imported {path.name}: {len(found)} read, {merged.added} added, "
+                 f"{merged.updated} updated, {merged.unchanged} already there, "
+                 f"{merged.kept_newer} kept (newer here)" + drawn_text
+                 + (f"; {note}" if note else ""))
 
     def _file_error(self, title: str, text: str, details: str) -> None:
         log.warning("%s: %s", title, details)
-        self._say(f"{title}: {details.splitlines()[-1]}")
+        self.say(f"{title}: {details.splitlines()[-1]}")
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok,
                           self.window)
         box.setObjectName("annotationFileError")

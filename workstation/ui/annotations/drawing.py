@@ -57,6 +57,7 @@ from ...viewmodel.trade_labels import pnl_text, trade_labels, trade_lines
 from ..chart.axis import axis_font
 from ..chart.candle_item import RectBatch, device_scale
 from ..chart.overlays import MARKER_SIZE, marker_sprite
+from ..chart.pane_item import PaneItem
 from ..chart.text import TextCache
 from .labels import LabelRuns, Runs
 
@@ -184,45 +185,6 @@ def _point_columns(points: list[Point]) -> list[list]:
 _COLUMNS: dict[type, tuple[str, Callable[[list[Any]], list[list]]]] = {
     Trade: ("trades", _trade_columns), Region: ("regions", _region_columns),
     Point: ("points", _point_columns)}
-
-
-class _PaneItem(pg.GraphicsObject):
-    """An item as large as the price pane's view; ``paint_fn(p, exposed, bounds)`` paints
-    the exposed part."""
-
-    def __init__(self, view: pg.ViewBox, paint_fn, z: float, tip_fn=None):
-        super().__init__()
-        self._view = view
-        self._paint_fn = paint_fn
-        self._tip_fn = tip_fn  # tip_fn(pos) -> the tooltip at item position pos ("" none)
-        self._bounds = QtCore.QRectF()
-        self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption)
-        self.setZValue(z)
-        view.addItem(self, ignoreBounds=True)
-        view.sigRangeChanged.connect(self._sync_bounds)
-        view.sigResized.connect(self._sync_bounds)
-        self._sync_bounds()
-
-    def _sync_bounds(self, *args) -> None:
-        rect = self._view.viewRect()
-        if rect != self._bounds:
-            self.prepareGeometryChange()
-            self._bounds = QtCore.QRectF(rect)
-
-    def boundingRect(self) -> QtCore.QRectF:
-        return self._bounds
-
-    def hoverEvent(self, ev) -> None:
-        """pyqtgraph's hover: the tooltip of what lies under the mouse (empty over nothing,
-        so that the items beneath show theirs)."""
-        if self._tip_fn is not None:
-            self.setToolTip("" if ev.isExit() else self._tip_fn(ev.pos()))
-
-    def paint(self, p: QtGui.QPainter, option, widget=None) -> None:
-        if self._bounds.isNull():
-            return
-        exposed = option.exposedRect.intersected(self._bounds)
-        self._paint_fn(p, self._bounds if exposed.isEmpty() else exposed, self._bounds)
 
 
 class _Frame:
@@ -378,8 +340,8 @@ class AnnotationGraphics:
         self.label_tips: tuple[tuple[float, float, float, float],
                                list[tuple[QtCore.QRectF, np.ndarray]]] = ((1, 0, 1, 0), [])
         view = chart.price_view
-        self.shades = _PaneItem(view, self._paint_shades, chart.price_grid.zValue() - 0.5)
-        self.marks = _PaneItem(view, self._paint_marks, chart.overlays.item.zValue() - 0.5,
+        self.shades = PaneItem(view, self._paint_shades, chart.price_grid.zValue() - 0.5)
+        self.marks = PaneItem(view, self._paint_marks, chart.overlays.item.zValue() - 0.5,
                                self.tip_at)
         self.legend = _LaneLegend(chart)
 

@@ -14,15 +14,17 @@ import logging
 import time
 from typing import TYPE_CHECKING, cast
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import SignalInstance, Slot
 
 from ...display import number, percent
+from ...ml.level_columns import load_levels
 from ...timeparse import format_minute
 from .prediction_overlay import badge_text
 from .reference_feed import ReferenceFeed
 from .worker import LiveWorker
 
 if TYPE_CHECKING:
+    from ...paths import AppPaths
     from ...viewmodel.training_session import TrainingSession
     from ..live_data import LiveData
     from ..replay_mode import ReplayMode
@@ -42,6 +44,7 @@ class LiveMode:
 
     if TYPE_CHECKING:  # what the panel provides (``panel.TrainingPanel``)
         session: TrainingSession
+        paths: AppPaths
         live_data: LiveData
         overlay: PredictionOverlay | None
         paper: PaperTrading
@@ -49,6 +52,7 @@ class LiveMode:
         readout: MetricReadout
         _runner: WorkerThread | None
         blind_replay: ReplayMode | None
+        live_stepped: SignalInstance
 
         @property
         def state(self) -> str: ...
@@ -62,6 +66,7 @@ class LiveMode:
         self._live_steps = 0
         self._coalesced = 0
         self._live_reference: str | None = None  # the reference asset live mode follows
+        self._live_levels = False  # its model reads the drawn levels: they go with each offer
         self._live_verdict: str | None = None  # the position head's, as the badge shows it
         self._reference_problem: str | None = None  # why live mode stopped for it
         self.reference_feed = ReferenceFeed(candle_cache, self)
@@ -105,6 +110,7 @@ class LiveMode:
         mode = "predicting with per-candle training" if ready.train else "predicting"
         self._live_mode = f"{mode} · {model} on {ready.device}"
         self._live_reference = ready.reference
+        self._live_levels = ready.levels
         self._live_verdict = ready.verdicts.get("position")
         if self.overlay is not None:
             self.overlay.show_ready(ready)
@@ -152,6 +158,7 @@ class LiveMode:
         if self.overlay is not None:
             self.overlay.show_step(step)
         self.paper.step(step)
+        self.live_stepped.emit(step)
         a = step.averages
         self.curves.add_live(self._live_steps, step.train.loss if step.train else None,
                              a.live_candle_acc, a.live_trend_acc, a.live_candle_baseline,
@@ -186,4 +193,8 @@ class LiveMode:
                             if self._live_reference else (None, False))
         assert self._runner is not None  # live mode is ready: its worker runs
         worker = cast("LiveWorker", self._runner.worker)
-        worker.session.offer(self.live_data.candles, self._generation, reference, final)
+        key = self.live_data.key
+        levels = (load_levels(self.paths.annotations_db, key.market)
+                  if self._live_levels and key is not None else None)
+        worker.session.offer(self.live_data.candles, self._generation, reference, final,
+                             levels)

@@ -133,6 +133,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
 
     state_changed = Signal(str)
     device_text_changed = Signal(str)
+    live_stepped = Signal(object)  # each live step (``ml.events``), after the chart shows it
 
     def __init__(self, paths: AppPaths, live_data: LiveData, chart=None, parent=None):
         super().__init__(parent)

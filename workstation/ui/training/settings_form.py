@@ -100,6 +100,12 @@ class TrainingSettings(QGroupBox):
             "Also feed these indicators, computed as the chart draws them (comma-separated; "
             "sma, ema, rsi, atr, bb); empty: none. \"Indicator inputs: the chart's\" in the "
             "palette copies chart 1's")
+        self.level_inputs = QCheckBox("Distance to my drawn levels")
+        self.level_inputs.setObjectName("levelInputs")
+        self.level_inputs.setToolTip(
+            "Also feed how far the close is from the nearest drawn level above and below it "
+            "(in volatility units), counting each level from the close of the candle it was "
+            "drawn at; off: none")
         self.train_until = QLineEdit()
         self.train_until.setPlaceholderText("every candle (e.g. 2024-05-01 12:00)")
         self.train_until.setToolTip(
@@ -110,6 +116,7 @@ class TrainingSettings(QGroupBox):
         form.addRow("Reference asset", self.reference)
         form.addRow("Trend windows", self.trend_windows)
         form.addRow("Indicator inputs", self.indicator_inputs)
+        form.addRow("Level inputs", self.level_inputs)
         form.addRow("Train until", self.train_until)
         self.marks = QComboBox()
         self.marks.setObjectName("marksChoice")
@@ -186,6 +193,7 @@ class TrainingSettings(QGroupBox):
         self.reference.setText(features.get("reference") or "")
         self.trend_windows.setText(",".join(map(str, features.get("trend_windows") or ())))
         self.indicator_inputs.setText(", ".join(features.get("indicators") or ()))
+        self.level_inputs.setChecked(bool(features.get("levels")))
         if preset and self.preset.findText(preset) >= 0:
             self.preset.setCurrentText(preset)
         self.stride.setValue(0)  # a run recorded without one took the automatic stride
@@ -243,7 +251,8 @@ class TrainingSettings(QGroupBox):
         features = {"higher_timeframes": parse_higher_timeframes(self.higher_timeframes.text()),
                     "reference": self.reference.text().strip() or None,
                     "trend_windows": parse_trend_windows(self.trend_windows.text()),
-                    "indicators": parse_indicators(self.indicator_inputs.text())}
+                    "indicators": parse_indicators(self.indicator_inputs.text()),
+                    "levels": self.level_inputs.isChecked() or None}
         return TrainingRequest(preset=self.preset.currentText(), model_overrides=model,
                                train_overrides=train, feature_overrides=features,
                                device=self.device_spec(), resume_run=resume_run,
