@@ -146,3 +146,20 @@ def test_a_run_trained_on_levels_reads_them_again_to_predict(tmp_path, paths, ca
     learner.close()
     assert main(["predict", "--run", run_id, "--source", f"csv:{path}", "--symbol",
                  "ETH/USDT"]) == 0  # the command line reads the levels too
+
+
+def test_the_training_forms_level_box_asks_for_them_and_follows_a_recorded_run(qtbot):
+    from workstation.ui.training.settings_form import TrainingSettings
+
+    form = TrainingSettings()
+    qtbot.addWidget(form)
+    assert form.request().feature_overrides["levels"] is None  # off: the default, none fed
+    form.level_inputs.setChecked(True)
+    request = form.request()
+    assert request.feature_overrides["levels"] is True
+    given = {k: v for k, v in request.feature_overrides.items() if v is not None}
+    assert FeatureSpec(**given).levels
+    form.apply_recorded("tiny", {}, {}, {"levels": False})
+    assert not form.level_inputs.isChecked()
+    form.apply_recorded("tiny", {}, {}, FeatureSpec(levels=True).to_dict())
+    assert form.level_inputs.isChecked()

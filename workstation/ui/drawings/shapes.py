@@ -9,7 +9,7 @@ at the centre of the candle that opens at their time on this chart's timeframe
 level with an alert reads "alert ·" before its price. The selected drawing is drawn thicker with
 a handle at each point (hollow when it is locked); the one being placed is dashed, with its
 pending point ringed and named (the candle value the magnet holds it on). A few hundred drawings
-cost a few draw calls each; those wholly outside the visible time are skipped.
+cost a few draw calls each; those wholly outside the visible time or prices are skipped.
 """
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ def measure_text(d: Drawing, format_price) -> str:
     sign = "+" if m.change >= 0 else "−"
     return (f"{sign}{format_price(abs(m.change))} ({m.percent:+.2f} %) · {m.candles:,} "
             f"candle{'s' if m.candles != 1 else ''} · {format_duration(m.duration_ms)}")
+
+
+def _spans(d: Drawing, low: float, high: float) -> bool:
+    """Whether ``d``'s prices reach into ``[low, high]`` (a vertical line always does)."""
+    prices = [p for _, p in d.points if p is not None]
+    return not prices or (min(prices) <= high and max(prices) >= low)
 
 
 class ChartDrawings:
@@ -130,8 +136,11 @@ class ChartDrawings:
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
         p.setFont(self._font)
         frame = (sx, dx, sy, dy, left, right, top, bottom)
+        p_lo, p_hi = sorted((bounds.top(), bounds.bottom()))
         for d in self.drawings:
             if d.shape is not Shape.LEVEL and (d.last_ts < t_lo or d.ts1 > t_hi):
+                continue
+            if d.price1 is not None and not _spans(d, p_lo, p_hi):
                 continue
             self._paint_one(p, d, frame, selected=d.id == self.selected_id, sketch=False)
         if self.sketch is not None:
