@@ -328,38 +328,38 @@ def _csv_cell(value) -> str:
     return str(value.value if hasattr(value, "value") else value)
 
 
-def write_csv(trades: Iterable[Trade], path) -> int:
-    """Write trades as CSV (see the module docstring); returns the number written."""
+def _trade_row(trade) -> list[str]:
+    if not isinstance(trade, Trade):
+        raise AnnotationError(f"a CSV file holds trades only, not a {trade.kind.value}")
+    row = {name: getattr(trade, name) for name in CSV_FIELDS
+           if name not in ("tags", "blind", *_CSV_DECIDED)}
+    row["tags"] = ";".join(trade.tags)
+    row["blind"] = "true" if trade.blind else ""
+    row.update(zip(_CSV_DECIDED, trade.decided_at or (None, None)))
+    return [_csv_cell(row[name]) for name in CSV_FIELDS]
+
+
+def _write_rows(path, header: tuple[str, ...], rows: Iterable[list[str]]) -> int:
+    """Write a CSV file of ``header`` and ``rows`` atomically; returns how many rows."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_FIELDS)
+    writer.writerow(header)
     count = 0
-    for trade in trades:
-        if not isinstance(trade, Trade):
-            raise AnnotationError(f"a CSV file holds trades only, not a {trade.kind.value}")
-        row = {name: getattr(trade, name) for name in CSV_FIELDS
-               if name not in ("tags", "blind", *_CSV_DECIDED)}
-        row["tags"] = ";".join(trade.tags)
-        row["blind"] = "true" if trade.blind else ""
-        decided = trade.decided_at or (None, None)
-        row.update(zip(_CSV_DECIDED, decided))
-        writer.writerow([_csv_cell(row[name]) for name in CSV_FIELDS])
+    for row in rows:
+        writer.writerow(row)
         count += 1
     atomic_write_text(Path(path), buffer.getvalue())
     return count
+
+
+def write_csv(trades: Iterable[Trade], path) -> int:
+    """Write trades as CSV (see the module docstring); returns the number written."""
+    return _write_rows(path, CSV_FIELDS, (_trade_row(t) for t in trades))
 
 
 def write_drawings_csv(drawings: Iterable[Drawing], path) -> int:
     """Write drawings as CSV (``drawing_io``); returns the number written."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(DRAWING_FIELDS)
-    count = 0
-    for d in drawings:
-        writer.writerow(drawing_csv_row(d))
-        count += 1
-    atomic_write_text(Path(path), buffer.getvalue())
-    return count
+    return _write_rows(path, DRAWING_FIELDS, (drawing_csv_row(d) for d in drawings))
 
 
 def _csv_drawings(path: Path, reader: csv.DictReader) -> list[Drawing]:
