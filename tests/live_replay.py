@@ -96,8 +96,8 @@ def script_position_calls(monkeypatch) -> list[tuple[int, int]]:
     made: list[tuple[int, int]] = []
     step = OnlineLearner.on_closed_candle
 
-    def scripted(self, candles, reference=None):
-        out = step(self, candles, reference)
+    def scripted(self, candles, reference=None, levels=None):
+        out = step(self, candles, reference, levels)
         probs = call_at(out.prediction.ts)
         made.append((out.prediction.ts, position_signal(probs, DEFAULT_THRESHOLD)))
         return dataclasses.replace(out, prediction=dataclasses.replace(
