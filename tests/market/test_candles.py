@@ -133,3 +133,19 @@ def test_without_drops_rows_by_index_or_mask_and_keeps_a_forming_last_candle_for
     assert list(c.without(ts >= 300_000).ts) == list(ts[:5])
     assert c.without([5]).last_closed  # the forming one dropped: what is left is closed
     assert len(c) == 6  # a copy: the series itself is untouched
+
+
+def test_parts_are_copied_into_one_series_sized_once():
+    from workstation.market.demo import demo_candles
+
+    whole = demo_candles(5_000, ONE_MINUTE, seed=4)
+    parts = [[col[a:b] for col in whole.columns()] for a, b in ((0, 1_000), (1_000, 4_999))]
+    joined = Candles.from_parts(iter(parts), 5_000, ONE_MINUTE)
+    assert len(joined) == 4_999
+    assert all(np.array_equal(x, y[:4_999]) for x, y in zip(joined.columns(), whole.columns()))
+    assert not np.shares_memory(joined.close, whole.close)
+    r = whole.row(4_999)
+    joined.append(r.ts, r.open, r.high, r.low, r.close, r.volume)  # room to grow, as loaded
+    assert np.array_equal(joined.close, whole.close)
+    with pytest.raises(WorkstationError, match="more than the 4000 announced"):
+        Candles.from_parts(iter(parts), 4_000, ONE_MINUTE)

@@ -632,3 +632,23 @@ def test_the_short_provenance_still_says_demo_and_names_a_file_without_its_folde
         "eth.csv ETH/USDT 1m"
     assert SeriesKey("binance", "ETH/USDT",
                      parse_timeframe("1d")).short_provenance == "binance ETH/USDT 1d"
+
+
+def test_pyramid_keeps_no_fine_levels_and_still_answers_every_width():
+    from workstation.ui.chart.pyramid import FIRST
+
+    c = make_candles(50_000, seed=5)
+    pyr = CandlePyramid(c)
+    kept = sum(pyr._arrays(k)[3] for k in range(FIRST, pyr.top + 1))
+    assert kept <= len(c) / 2 ** (FIRST - 1) + pyr.levels  # 3 bytes a candle, not 24
+    rng = np.random.default_rng(2)
+    for width in (1, 3, 7, 15, 16, 17, 31, 33, 100, 1_000):
+        start = int(rng.integers(0, 40))
+        edges = np.arange(start, len(c) + width, width)
+        cols = pyr.columns(edges)
+        for j in rng.integers(0, len(cols.column), 20):
+            a, b = int(cols.start[j]), int(cols.stop[j])
+            assert cols.high[j] == c.high[a:b].max() and cols.low[j] == c.low[a:b].min()
+        for a in rng.integers(0, len(c) - width, 20):
+            low, high, _ = pyr.range_stats(a, a + width)
+            assert (low, high) == (c.low[a:a + width].min(), c.high[a:a + width].max())

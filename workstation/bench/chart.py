@@ -388,16 +388,18 @@ class _Workstation:
     name = "workstation"
     indicators: tuple[str, ...] = ()
 
-    def __init__(self, data):
+    def __init__(self, data, candles=None, key=None):
+        """The chart of ``data``'s arrays, or of ``candles`` under ``key`` (then ``data``
+        holds views of their columns, not copies)."""
         from ..market.candles import Candles
         from ..market.series import SeriesKey
         from ..market.timeframes import ONE_MINUTE
         from ..ui.chart import ChartWidget
 
-        self.candles = Candles.from_arrays(data["ts"], data["open"], data["high"], data["low"],
-                                           data["close"], data["volume"], ONE_MINUTE,
-                                           validate=False)
-        self.key = SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
+        self.candles = candles if candles is not None else Candles.from_arrays(
+            data["ts"], data["open"], data["high"], data["low"], data["close"],
+            data["volume"], ONE_MINUTE, validate=False)
+        self.key = key or SeriesKey("demo", "DEMO/USDT", ONE_MINUTE)
         self.window = ChartWidget()
         self.viewport = self.window.view.viewport()
 
@@ -532,12 +534,23 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
 
     load_at_start = os.getloadavg()[0]  # other work on the machine slows every number
     data = load_arrays(data_path)
-    n = len(data["ts"])
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     renderers: dict[str, type[_Workstation | _QPicture | _Finplot]] = {
         "workstation": _Workstation, "indicators": _WithIndicators, "qpicture": _QPicture,
         "finplot": _Finplot}
-    target = renderers[renderer](data)
+    case = measure_chart(renderers[renderer](data), data, view, reps, ticks, budget_s)
+    case["load_avg"] = round(load_at_start, 2)
+    return case
+
+
+def measure_chart(target, data, view: str, reps: int, ticks: int, budget_s: float) -> dict:
+    """The first paint, pan, zoom, jump, tick (and for workstation append) times of
+    ``target``, a chart of the arrays ``data`` in a shown window, in ``view``."""
+    from PySide6 import QtWidgets
+
+    n = len(data["ts"])
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    renderer = target.name
     target.window.resize(*WINDOW)
     target.window.show()
     for _ in range(3):
@@ -598,7 +611,7 @@ def _measure(renderer: str, data_path: str, view: str, reps: int, ticks: int,
         if not budget.left():
             break
     case = {"renderer": renderer, "candles": n, "view": view, "visible": int(round(width)),
-            "first_paint_ms": round(first_ms, 2), "load_avg": round(load_at_start, 2)}
+            "first_paint_ms": round(first_ms, 2)}
     for name, samples in (("pan", pan), ("zoom", zoom), ("tick", tick)):
         med, p95 = median_p95(samples)
         case[f"{name}_ms_median"] = round(med, 3)

@@ -16,8 +16,9 @@ checkpointed blocks recompute from; weights excluded), measured on both.
 
 ``train`` also times ``trainer``: the product's own ``Trainer`` step (its model, loss,
 optimizer, autocast and, on CUDA by default, ``torch.compile``). Beside the measured peak,
-``mfu_datasheet`` is against the device's dense bf16 datasheet peak where it is known (989
-TFLOP/s for an H100 / H200 SXM); None on the CPU.
+``mfu_datasheet`` is against the device's dense bf16 datasheet peak where it is known
+(``bench.gpu.DATASHEET``: 989 TFLOP/s for an H100 / H200 SXM, 756 for an H100 PCIe); None on
+the CPU.
 
 ``infer`` cases: latency of one window's prediction (features already computed; input copied
 to the device and the outputs back), the same with the features computed from candles, the
@@ -38,8 +39,6 @@ from . import report
 # parser, and `workstation --help` should not wait for torch.
 
 _DEFAULT_BATCH = {"tiny": 64, "small": 64, "base": 64, "large": 64}
-# dense bf16 peaks from the datasheets (FLOP/s), by a name torch.cuda.get_device_name contains
-_DATASHEET_BF16 = (("H200", 989e12), ("H100", 989e12), ("A100", 312e12), ("L40S", 362e12))
 
 
 def register(bench_sub) -> None:
@@ -122,8 +121,10 @@ def datasheet_peak(device) -> float | None:
         return None
     import torch
 
-    name = torch.cuda.get_device_name(device)
-    return next((peak for key, peak in _DATASHEET_BF16 if key in name), None)
+    from .gpu import datasheet
+
+    peaks = datasheet(torch.cuda.get_device_name(device))
+    return peaks.bf16 if peaks else None
 
 
 def random_batch(batch: int, config, device):

@@ -25,8 +25,10 @@ loaded. Ctrl-C (or SIGTERM) stops after the current batch: exit 130
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import asdict
 
 from ..annotations.origin_filter import MARKS
@@ -39,7 +41,14 @@ from ..ml.blind_marks import blind_of, describe_blind_events
 from ..ml.config import DEFAULT_MAX_EMBARGO, DEFAULT_SEEDS, EvaluationConfig
 from ..ml.entry_events import describe_match
 from ..ml.epoch_choice import describe_choice
-from ..ml.events import BatchEnd, EpochEnd, EvaluationFinished, FoldScored, FoldStarted
+from ..ml.events import (
+    BatchEnd,
+    EpochEnd,
+    EvaluationFinished,
+    FoldRetried,
+    FoldScored,
+    FoldStarted,
+)
 from ..ml.hindsight import describe_reach
 from ..ml.job import TrainingRequest
 from ..ml.scoring import EDGE, describe, describe_baselines
@@ -92,7 +101,12 @@ def add_evaluation_flags(p) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="train this many folds at once, each in its own process (default: "
                         "as many as the cores hold at --threads each, 1 on a GPU; the "
-                        "results are the same)")
+                        "results are the same); with --ray local, the CPUs of its cluster "
+                        "are this many times --threads")
+    p.add_argument("--ray", metavar="ADDRESS", default=None,
+                   help="train every fold and seed as a task on the Ray cluster at ADDRESS, or "
+                        "on one started here (local); the results are the same (needs "
+                        "workstation[ray])")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
                    help=f"models trained per fold, seeds seed, seed+1, ... (default "
                         f"{DEFAULT_SEEDS}); the margin is their mean, the interval covers "
@@ -106,11 +120,11 @@ def add_evaluation_flags(p) -> None:
     p.add_argument("--json", action="store_true", help="JSON objects on stdout")
 
 
-def _plain(value):
+def plain_json(value):
     return json.loads(json.dumps(value, allow_nan=False))
 
 
-class _Report:
+class Report:
     def __init__(self, as_json: bool):
         self.as_json = as_json
         self.fold_of: dict[str, int] = {}  # trainer run id -> fold (0-based)
@@ -120,6 +134,9 @@ class _Report:
         match event:
             case FoldStarted():
                 self.fold_of[event.run_id] = event.fold
+            case FoldRetried():
+                say(f"  fold {event.fold + 1}, seed {event.seed}, failed on Ray "
+                    f"({event.message}); running it again (attempt {event.attempt})")
             case BatchEnd():
                 draw_line(f"  fold {self.fold_of.get(event.run_id, 0) + 1}: epoch "
                           f"{event.epoch + 1} batch {event.batch}/{event.batches_per_epoch}",
@@ -148,7 +165,7 @@ class _Report:
                         _say_blind(events)
                     if self.as_json:
                         extra = {} if events is None else {"trade_events": asdict(events)}
-                        print(json.dumps(_plain({"fold": event.fold, "head": head,
+                        print(json.dumps(plain_json({"fold": event.fold, "head": head,
                                                  "train": event.train, "test": event.test,
                                                  "baseline_lags": lags,
                                                  "embargo": event.embargo,
@@ -175,7 +192,7 @@ class _Report:
                 for reach in event.labels:
                     say(f"labels: {describe_reach(reach)}")
                 if self.as_json:
-                    print(json.dumps(_plain({
+                    print(json.dumps(plain_json({
                         "summary": True, "folds": event.folds,
                         "elapsed_s": round(event.elapsed_s, 1), "primary": event.primary,
                         "baseline_lags": self.lags,
@@ -228,38 +245,21 @@ def _evaluate(args, stop: threading.Event, *, suspects: bool = False) -> None:
     from ..ml import job
     from ..paths import app_paths
 
-    request = TrainingRequest(
-        preset=args.preset,
-        model_overrides={"seq_len": args.seq_len, "linear_lags": args.linear_lags},
-        train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
-                         "seed": args.seed, "cpu_threads": args.threads, "log_every": 50,
-                         "window_stride": args.stride},
-        target_overrides={"flat_band": args.flat_band},
-        feature_overrides=context_overrides(args), device=args.device,
-        use_annotations=not args.no_annotations, marks=args.marks or "all")
+    request = training_request(args)
     if args.folds < 2:
         raise WorkstationError(f"--folds must be at least 2, got {args.folds}")
-    if args.workers is not None and args.workers < 1:
-        raise WorkstationError(f"--workers must be at least 1, got {args.workers}")
-    settings = EvaluationConfig(seeds=args.seeds, max_embargo=args.max_embargo,
-                                primary=args.primary)
+    check_parallel_flags(args)
+    settings = evaluation_settings(args)
     plan = job.plan(request, None)  # every argument checked; torch not loaded
     candles, key = flagged_series(args)
     marks = _marks(args, key) if suspects else []
     reference = job.load_reference(plan.feature_spec, key, args.reference_source)
-    from ..ml.device import resolve_device
     from ..ml.evaluation import evaluate
     from ..ml.folds import EvaluationStopped
-    from ..ml.parallel_folds import default_workers
 
-    workers = args.workers or default_workers(resolve_device(plan.device).type,
-                                              plan.train_config.cpu_threads)
+    workers = parallel_workers(args, plan)
     data, labelled = job.training_data(plan, candles, key, reference=reference,
                                        annotations_db=app_paths().annotations_db)
-    say(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations of "
-        f"{labelled.market}; {args.folds} walk-forward folds, {plan.model_config.seq_len}"
-        f"-candle windows, {plan.train_config.epochs} epochs each, {settings.seeds} "
-        f"seed{'s' if settings.seeds != 1 else ''} a fold, {workers} at once")
     signals = WalkForwardSignals(
         len(candles), (args.backtest_head,) if args.backtest_head else
         signal_heads(labelled.annotations > 0),
@@ -271,21 +271,79 @@ def _evaluate(args, stop: threading.Event, *, suspects: bool = False) -> None:
         blind = market_blind_position(app_paths().annotations_db, key, candles,
                                       plan.target_spec)
     held = HeldOutProbabilities(len(data)) if suspects else None
-    try:
-        finished = evaluate(
-            data, plan.model_config, plan.train_config, folds=args.folds, device=plan.device,
-            provenance=key.provenance, on_event=_Report(args.json), stop=stop,
-            on_test_predictions=signals, workers=workers, settings=settings,
-            blind_position=blind,
-            on_held_out=None if held is None else lambda fold, p: held.add(fold.test, p))
-    except EvaluationStopped as exc:
-        say(f"workstation: {exc}")
-        return
+    with cluster(args, workers, plan) as where:
+        say(f"{key.provenance}: {len(candles):,} candles, {labelled.annotations} annotations "
+            f"of {labelled.market}; {args.folds} walk-forward folds, "
+            f"{plan.model_config.seq_len}-candle windows, {plan.train_config.epochs} epochs "
+            f"each, {settings.seeds} seed{'s' if settings.seeds != 1 else ''} a fold, {where}")
+        try:
+            finished = evaluate(
+                data, plan.model_config, plan.train_config, folds=args.folds,
+                device=plan.device, provenance=key.provenance, on_event=Report(args.json),
+                stop=stop, on_test_predictions=signals, workers=workers,
+                on_ray=args.ray is not None, settings=settings, blind_position=blind,
+                on_held_out=None if held is None else lambda fold, p: held.add(fold.test, p))
+        except EvaluationStopped as exc:
+            say(f"workstation: {exc}")
+            return
     if signals is not None:
         _backtest(args, signals, candles, key)
     if held is not None:
         _say_suspects(job.label_suspects(marks, data, candles.timeframe.ms, held,
                                          min_share=args.min_share), finished, args.json)
+
+
+def training_request(args) -> TrainingRequest:
+    """How each fold trains, as the evaluation flags say."""
+    return TrainingRequest(
+        preset=args.preset,
+        model_overrides={"seq_len": args.seq_len, "linear_lags": args.linear_lags},
+        train_overrides={"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
+                         "seed": args.seed, "cpu_threads": args.threads, "log_every": 50,
+                         "window_stride": args.stride},
+        target_overrides={"flat_band": args.flat_band},
+        feature_overrides=context_overrides(args), device=args.device,
+        use_annotations=not args.no_annotations, marks=args.marks or "all")
+
+
+def evaluation_settings(args) -> EvaluationConfig:
+    return EvaluationConfig(seeds=args.seeds, max_embargo=args.max_embargo,
+                            primary=args.primary)
+
+
+def check_parallel_flags(args) -> None:
+    """``--workers`` and ``--ray`` checked (Ray installed) before anything loads."""
+    if args.workers is not None and args.workers < 1:
+        raise WorkstationError(f"--workers must be at least 1, got {args.workers}")
+    if args.ray is not None:
+        from ..ml.ray_folds import LOCAL, require_ray
+
+        if args.workers is not None and args.ray != LOCAL:
+            raise WorkstationError(f"--workers applies to --ray {LOCAL} only: the cluster at "
+                                   f"{args.ray} runs as many folds at once as it has CPUs")
+        require_ray()
+
+
+def parallel_workers(args, plan) -> int:
+    """``--workers``, or as many as the cores hold at the plan's threads (1 on a GPU)."""
+    from ..ml.device import resolve_device
+    from ..ml.parallel_folds import default_workers
+
+    return args.workers or default_workers(resolve_device(plan.device).type,
+                                           plan.train_config.cpu_threads)
+
+
+@contextlib.contextmanager
+def cluster(args, workers: int, plan) -> Iterator[str]:
+    """Connected to the Ray cluster of ``--ray`` while the block runs (a local one of
+    ``workers`` times the threads' CPUs); yields how many folds train at once, in words."""
+    if args.ray is None:
+        yield f"{workers} at once"
+        return
+    from ..ml.ray_folds import ray_cluster
+
+    with ray_cluster(args.ray, num_cpus=workers * plan.train_config.cpu_threads) as where:
+        yield f"as tasks on {where}"
 
 
 def _marks(args, key) -> list:

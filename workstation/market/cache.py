@@ -38,6 +38,7 @@ from .series import SeriesKey
 from .timeframes import parse_timeframe
 
 BLOCK_CANDLES = 2048
+_MMAP_BYTES = 1 << 36  # SQLite maps at most this much of the file (here, all of it)
 SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS series (
@@ -172,10 +173,8 @@ def _pack(ts: np.ndarray, cols: list[np.ndarray]) -> bytes:
 
 
 def _unpack(blob: bytes, count: int) -> list[np.ndarray]:
-    ts = np.frombuffer(blob, dtype="<i8", count=count)
-    cols = [np.frombuffer(blob, dtype="<f8", count=count, offset=8 * count * (i + 1))
-            for i in range(5)]
-    return [ts] + cols
+    table = np.frombuffer(blob, dtype="<f8", count=6 * count).reshape(6, count)
+    return [table[0].view("<i8"), *table[1:]]
 
 
 def _closed_rows(key: SeriesKey, candles: Candles) -> int:
@@ -204,6 +203,9 @@ class CandleCache:
                 self._db.execute("PRAGMA busy_timeout=5000")  # processes opening it at once wait
                 self._check_existing()
                 make_durable(self._db)
+                # blocks read through a memory map: a year of 1s candles (1.5 GB) loads
+                # 0.2-0.3 s sooner than through read() (`bench scale`)
+                self._db.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
             if self._db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
                 with self._transaction():  # idempotent: another process may be first
                     fresh = not self._db.execute("SELECT 1 FROM sqlite_master WHERE "
@@ -420,19 +422,36 @@ class CandleCache:
         """Whether ``key`` holds the file ``stamp`` as it is now (same path, size and mtime,
         imported under this key, and every candle still there)."""
         with self._reading():
-            if not self._has_imports():
-                return False
-            row = self._db.execute(
-                "SELECT source, size, mtime_ns, candles FROM imported_files WHERE path=? AND "
-                "symbol=? AND timeframe=?",
-                (stamp.path, key.symbol, key.timeframe.name)).fetchone()
-            if row is None or tuple(row[:3]) != (key.source, stamp.size, stamp.mtime_ns):
+            recorded = self._import_record(stamp, key)
+            if recorded is None:
                 return False
             series_id = self._series_id(key)
             held = 0 if series_id is None else self._db.execute(
                 "SELECT COALESCE(SUM(count), 0) FROM blocks WHERE series_id=?",
                 (series_id,)).fetchone()[0]
-            return held == row[3] and held > 0
+            return held == recorded
+
+    def load_imported(self, stamp: FileStamp, key: SeriesKey) -> Candles | None:
+        """``key``'s candles if they are the file ``stamp`` as it is now (as ``imported``
+        says), else None; read once."""
+        with self._reading():
+            recorded = self._import_record(stamp, key)
+        if recorded is None:
+            return None
+        candles = self.load(key)
+        return candles if len(candles) == recorded else None
+
+    def _import_record(self, stamp: FileStamp, key: SeriesKey) -> int | None:
+        """The candles recorded for the file ``stamp`` imported under ``key`` (None: no
+        record of it as it is now)."""
+        if not self._has_imports():
+            return None
+        row = self._db.execute(
+            "SELECT source, size, mtime_ns, candles FROM imported_files WHERE path=? AND "
+            "symbol=? AND timeframe=?", (stamp.path, key.symbol, key.timeframe.name)).fetchone()
+        if row is None or tuple(row[:3]) != (key.source, stamp.size, stamp.mtime_ns):
+            return None
+        return int(row[3]) if row[3] > 0 else None
 
     def imported_symbols(self, path: str | Path) -> list[str]:
         """The symbols the file at ``path`` was imported under, most candles first."""
@@ -478,7 +497,11 @@ class CandleCache:
     def load(self, key: SeriesKey, since: int | None = None, until: int | None = None) -> Candles:
         """Candles of ``key`` with open time in [since, until] (both optional, inclusive)."""
         with self._reading():
-            return self._load(key, since, until)
+            self._db.execute("BEGIN")  # one snapshot: the count and the blocks agree
+            try:
+                return self._load(key, since, until)
+            finally:
+                self._db.execute("COMMIT")
 
     def _load(self, key: SeriesKey, since: int | None, until: int | None) -> Candles:
         series_id = self._series_id(key)
@@ -486,18 +509,23 @@ class CandleCache:
             return Candles(key.timeframe)
         lo = -(2**63) if since is None else int(since)
         hi = 2**63 - 1 if until is None else int(until)
-        rows = self._db.execute(
-            "SELECT count, data FROM blocks WHERE series_id=? AND last_ts>=? AND first_ts<=? "
-            "ORDER BY block", (series_id, lo, hi)).fetchall()
-        if not rows:
-            return Candles(key.timeframe)
-        parts = [_unpack(data, count) for count, data in rows]
-        cols = [np.concatenate([p[i] for p in parts]) for i in range(6)]
-        if since is not None or until is not None:
-            i0 = np.searchsorted(cols[0], lo, side="left")
-            i1 = np.searchsorted(cols[0], hi, side="right")
-            cols = [c[i0:i1] for c in cols]
-        return Candles.from_columns(cols, key.timeframe, validate=False)
+        where = "FROM blocks WHERE series_id=? AND last_ts>=? AND first_ts<=?"
+        most = self._db.execute(f"SELECT COALESCE(SUM(count), 0) {where}",
+                                (series_id, lo, hi)).fetchone()[0]
+
+        def parts() -> Iterator[list[np.ndarray]]:
+            """Each block's columns, cut to [lo, hi]; one block's bytes held at a time."""
+            for count, first, last, data in self._db.execute(
+                    f"SELECT count, first_ts, last_ts, data {where} ORDER BY block",
+                    (series_id, lo, hi)):
+                cols = _unpack(data, count)
+                if first < lo or last > hi:
+                    i0 = np.searchsorted(cols[0], lo, side="left")
+                    i1 = np.searchsorted(cols[0], hi, side="right")
+                    cols = [c[i0:i1] for c in cols]
+                yield cols
+
+        return Candles.from_parts(parts(), most, key.timeframe)
 
     def missing(self, key: SeriesKey, start: int, end: int) -> list[tuple[int, int]]:
         """Spans of [start, end] (open times, inclusive) not yet fetched, on the key's grid."""

@@ -150,6 +150,25 @@ class Candles:
         return out
 
     @classmethod
+    def from_parts(cls, parts: Iterable[Sequence[np.ndarray]], most: int,
+                   timeframe: Timeframe) -> Candles:
+        """Consecutive parts of one series, each six columns in ``FIELDS`` order, copied one
+        after another into buffers sized once for at most ``most`` candles: a long series is
+        built without a second whole copy (unvalidated: the parts come from a checked
+        store)."""
+        out = cls(timeframe, capacity=most + most // 8)
+        n = 0
+        for part in parts:
+            m = len(part[0])
+            if n + m > most:
+                raise WorkstationError(f"candle parts hold more than the {most} announced")
+            for buf, col in zip(out._buffers(), part):
+                buf[n:n + m] = col
+            n += m
+        out._n = n
+        return out
+
+    @classmethod
     def from_updates(cls, updates: Iterable[CandleUpdate], timeframe: Timeframe) -> Candles:
         out = cls(timeframe)
         for update in updates:

@@ -31,7 +31,13 @@ def infer_timeframe(ts: np.ndarray, name: str) -> Timeframe:
     if len(ts) < MIN_CANDLES:
         raise FileTimeframeError(f"{name} holds {len(ts)} candle{'s' if len(ts) != 1 else ''}: "
                                  f"too few to tell its timeframe ({MIN_CANDLES} or more needed)")
-    spacings, counts = np.unique(np.diff(ts), return_counts=True)
+    gaps = np.diff(ts)
+    for guess in (int(gaps[0]), int(gaps[len(gaps) // 2])):  # a step most spacings have
+        if 2 * np.count_nonzero(gaps == guess) > len(gaps):  # is the most common, untied,
+            known = [tf for tf in ALL if tf.ms == guess]  # found without sorting them all
+            if known:
+                return known[0]
+    spacings, counts = np.unique(gaps, return_counts=True)
     order = np.argsort(-counts, kind="stable")  # the most common first; ties: shortest first
     best, count = int(spacings[order[0]]), int(counts[order[0]])
     if count < 2:

@@ -158,8 +158,8 @@ def _imported_copy(cache: CandleCache, stamp: FileStamp, path: Path, symbol: str
     """The cache's copy of the file as it is now, on the file's own timeframe (None: none,
     or one stored under a timeframe its candles are not on, as older versions did)."""
     for own in ALL:
-        if cache.imported(stamp, file_key(path, symbol, own)):
-            candles = cache.load(file_key(path, symbol, own))
+        candles = cache.load_imported(stamp, file_key(path, symbol, own))
+        if candles is not None:
             try:
                 return candles if infer_timeframe(candles.ts, path.name) == own else None
             except FileTimeframeError:

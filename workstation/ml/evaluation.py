@@ -57,6 +57,7 @@ from .events import EvaluationFinished, FoldScored, HeadScore, TradeEvents
 from .folds import Fold, run_fold, walk_forward_folds
 from .hindsight import label_reach, marks_longer
 from .parallel_folds import tested_in_parallel
+from .ray_folds import tested_on_ray
 from .scoring import MarginBootstrap, day_blocks, holm_adjusted, scored_head
 from .split import reviewed_stretch
 from .targets import CLASS_HEADS, MASKED
@@ -69,7 +70,8 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
              provenance: str, on_event: Callable[[object], None],
              stop: threading.Event | None = None,
              on_test_predictions: Callable[[Fold, np.ndarray, np.ndarray], None] | None = None,
-             workers: int = 1, settings: EvaluationConfig | None = None,
+             workers: int = 1, on_ray: bool = False,
+             settings: EvaluationConfig | None = None,
              blind_position: np.ndarray | None = None,
              on_held_out: Callable[[Fold, dict[str, np.ndarray]], None] | None = None
              ) -> EvaluationFinished:
@@ -77,7 +79,8 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
     ``on_test_predictions(fold, classes, confidence)`` receives each fold's predictions on
     its test span (``[C, test candles]`` per class head, ``CLASS_HEADS`` order): what a
     backtest of the walk-forward needs. ``workers`` > 1 trains the folds in that many
-    processes at once (``parallel_folds``); the results are the same, fold by fold.
+    processes at once (``parallel_folds``); ``on_ray`` trains each as a task on the Ray cluster
+    this process is connected to (``ray_folds``); the results are the same, fold by fold.
     ``settings``: seeds per fold, embargo cap and primary head (default ``EvaluationConfig()``).
     ``blind_position``: the trader's blind marks' position per candle of ``data``
     (``blind_marks.blind_position``); with it every ``trade_events`` is a
@@ -101,7 +104,10 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
     configs = [replace(train_config, seed=train_config.seed + s) for s in range(settings.seeds)]
     jobs = [(fold, config) for fold in plan for config in configs]
     started = time.monotonic()
-    if workers > 1:
+    if on_ray:
+        tested = tested_on_ray(data, model_config, jobs, folds=len(plan), device=device,
+                               provenance=provenance, on_event=on_event, stop=stop)
+    elif workers > 1:
         tested = tested_in_parallel(data, model_config, jobs, folds=len(plan), device=device,
                                     provenance=provenance, on_event=on_event, stop=stop,
                                     workers=workers)

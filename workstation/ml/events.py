@@ -366,6 +366,18 @@ class FoldStarted:
 
 
 @dataclass(frozen=True)
+class FoldRetried:
+    """Fold ``fold`` (0-based, of ``folds``) with ``seed`` failed as a Ray task (``message``)
+    and runs again: its ``attempt``-th run (``ray_folds``)."""
+
+    fold: int
+    folds: int
+    seed: int
+    attempt: int
+    message: str
+
+
+@dataclass(frozen=True)
 class EventMatch:
     """How the position head's ``kind`` events ("entries" or "exits") meet the trader's on
     held-out candles (``ml.entry_events``): ``true`` trader's events, ``predicted`` model's;

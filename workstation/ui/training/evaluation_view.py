@@ -27,10 +27,14 @@ table (``ui.backtest.result_tables``), with the hindsight gap (hindsight minus b
 win rate, mean trade) per fold and over every span ("all"). Between the labels' words and the
 backtest, when the trader has marks, the likely label errors (``suspect_list``): the marks the
 held-out models read otherwise, with keep / fix / delete on keys. Everything below the
-settings scrolls.
+settings scrolls. The "Ray cluster" setting says where the folds train (empty: in this process;
+``local``: on a Ray cluster started here; else at that address); a fold that failed on Ray and
+runs again is said in the progress line and the log.
 """
 
 from __future__ import annotations
+
+import logging
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
@@ -39,6 +43,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QScrollArea,
     QSizePolicy,
     QSpinBox,
@@ -60,6 +65,7 @@ from ...ml.events import (
     EpochEnd,
     EvaluationFinished,
     EventMatch,
+    FoldRetried,
     FoldScored,
     FoldStarted,
     HeadScore,
@@ -80,6 +86,7 @@ from ..backtest.result_tables import (
 from ..tables import cell_texts, rows_table
 from .suspect_list import SuspectList
 
+log = logging.getLogger(__name__)
 COLUMNS = ("Fold", "Head", "Accuracy", "Best baseline", "Baseline", "Margin", "95 % interval",
            "Block (days)", "Verdict", "Multiplicity", "n")
 DEFAULT_FOLDS = 4
@@ -138,6 +145,12 @@ def blind_event_cells(m: EventMatch | None) -> tuple[str, ...]:
     return event_cells(m) if m is not None else (NO_DATA,) * (len(EVENT_COLUMNS) - 2)
 
 
+def retry_words(event: FoldRetried) -> str:
+    """A fold's Ray task that failed and runs again, in words."""
+    return (f"fold {event.fold + 1} of {event.folds}, seed {event.seed}, failed on Ray "
+            f"({event.message}); running it again (attempt {event.attempt})")
+
+
 class EvaluationView(QWidget):
     """See the module docstring. ``run_button`` takes the dock's command; ``rows()`` gives the
     table's texts, ``event_rows()`` those of the entries and exits, ``backtest_metric`` and
@@ -160,6 +173,12 @@ class EvaluationView(QWidget):
         self.seeds.setValue(DEFAULT_SEEDS)
         self.seeds.setToolTip("Models trained per fold (seeds seed, seed + 1, ...): the margin is "
                               "their mean and the interval covers their spread")
+        self.ray = QLineEdit()
+        self.ray.setPlaceholderText("none (local, or e.g. 10.0.0.5:6379)")
+        self.ray.setToolTip("Train every fold and seed as a task on a Ray cluster: empty, in "
+                            "this process; local, on one started on this machine; otherwise "
+                            "at this address (host:port). The scores are the same. Ray is an "
+                            'optional extra: pip install "workstation[ray]"')
         self.run_button = QToolButton()
         self.run_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.run_button.setSizePolicy(QSizePolicy.Policy.Expanding,
@@ -198,6 +217,7 @@ class EvaluationView(QWidget):
         form.addRow("Folds", self.folds)
         form.addRow("Epochs per fold", self.epochs)
         form.addRow("Seeds per fold", self.seeds)
+        form.addRow("Ray cluster", self.ray)
         top = QHBoxLayout()
         top.addLayout(form)
         top.addWidget(self.run_button, 1)
@@ -244,6 +264,7 @@ class EvaluationView(QWidget):
         self.folds.setEnabled(enabled)
         self.epochs.setEnabled(enabled)
         self.seeds.setEnabled(enabled)
+        self.ray.setEnabled(enabled)
 
     def add_events(self, events) -> None:
         """The events of one delivery: progress, fold rows and the pooled rows."""
@@ -251,6 +272,10 @@ class EvaluationView(QWidget):
             match event:
                 case FoldStarted():
                     self._fold = event.fold + 1
+                case FoldRetried():
+                    text = retry_words(event)
+                    log.warning("walk-forward evaluation: %s", text)
+                    self.progress.setText(text)
                 case RunStarted():
                     self._epochs = event.train_config.get("epochs")
                     self._say(f"training on {event.train_windows} windows "

@@ -310,9 +310,10 @@ class JobLaunchers:
         request = self._settings_request(epochs=self.evaluation.epochs.value())
         if request is None:
             return
+        ray = self.evaluation.ray.text().strip()
         job = EvaluationJob(request, snapshot, key, folds, self.paths.annotations_db,
                             seeds=self.evaluation.seeds.value(),
-                            candle_cache=self.paths.candle_cache)
+                            candle_cache=self.paths.candle_cache, ray=ray)
         self.provenance = key.provenance
         self._show_run()
         self.evaluation.start(folds)
@@ -320,7 +321,8 @@ class JobLaunchers:
         self._evaluating = True
         self._begin(EvaluationWorker(job, self.relay),
                     f"walk-forward evaluation: {folds} folds of {len(snapshot):,} candles of "
-                    f"{key.provenance} on {request.device}", state="evaluating")
+                    f"{key.provenance} on {request.device}{_on_ray(ray)}",
+                    state="evaluating")
 
     def _live_source_run(self) -> tuple[str | None, str | None]:
         """The model live mode runs (the current run, else the newest), or None; in blind
@@ -342,3 +344,13 @@ class JobLaunchers:
         self.session.detail = f"cleared {runs} checkpoint runs ({size(freed)})"
         self.detail_label.setText(self.detail)
         self.refresh_runs()  # the Runs tab empties
+
+
+def _on_ray(ray: str) -> str:
+    """Where the folds train, in words after the device: nothing for this process."""
+    from ...ml.ray_folds import LOCAL
+
+    if not ray:
+        return ""
+    return (", as tasks on a local Ray cluster" if ray == LOCAL else
+            f", as tasks on the Ray cluster at {ray}")

@@ -54,6 +54,7 @@ from ...ml.events import (
     EvaluationFinished,
     Failed,
     Finished,
+    FoldRetried,
     FoldScored,
     FoldStarted,
     LiveEnded,
@@ -496,7 +497,7 @@ class TrainingPanel(JobLaunchers, RunsTab, LiveMode, QWidget):
         """An evaluation's events: its folds' training and scores go to the Evaluation tab."""
         self.events_seen.update(type(item).__name__ for item in items)
         shown = [item for item in items if isinstance(
-            item, (FoldStarted, RunStarted, BatchEnd, EpochEnd, FoldScored,
+            item, (FoldStarted, FoldRetried, RunStarted, BatchEnd, EpochEnd, FoldScored,
                    EvaluationFinished, SuspectReport, WalkForwardBacktest))]
         self.evaluation.add_events(shown)
         if shown and self.state == "evaluating":

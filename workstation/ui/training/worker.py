@@ -20,8 +20,9 @@ progress back.
 - ``LiveWorker``: runs an ``ml.live.LiveSession`` on its thread, which owns windowing,
   coalescing, resets and prediction maturation; the GUI offers it the newest candles.
 - ``EvaluationWorker``: runs the walk-forward evaluation of ``ml.evaluation`` on the data
-  ``ml.job`` makes, then backtests the test spans (as ``workstation evaluate --backtest``
-  does); stop with ``stop`` too.
+  ``ml.job`` makes (its folds as tasks on a Ray cluster where the job names one, as
+  ``workstation evaluate --ray`` does), then backtests the test spans (as ``workstation
+  evaluate --backtest`` does); stop with ``stop`` too.
 - ``TaskWorker``: one short task off the GUI thread (reading a run's history, listing the
   runs, an export); its result, or a ``TaskFailed``, goes to ``relay``. A resumed run's
   ``TrainingWorker`` reads the run's history first, the same way (``RunCurves``), so that its
@@ -33,6 +34,7 @@ plain function slot in the emitting thread.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import math
@@ -41,7 +43,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -339,7 +341,8 @@ class EvaluationJob:
     """A walk-forward evaluation of ``folds`` folds on the closed candles of ``series``, each
     fold trained as ``request`` says (its ``epochs`` per fold), ``seeds`` times; the test
     spans are then backtested at the market's default costs (``candle_cache``: where the
-    exchange's price tick may be recorded)."""
+    exchange's price tick may be recorded). ``ray``: the Ray cluster the folds train on
+    (``ml.ray_folds``: ``local`` or an address; empty: this process)."""
 
     request: TrainingRequest
     candles: CandleSnapshot
@@ -348,6 +351,7 @@ class EvaluationJob:
     annotations_db: Path | None = None
     seeds: int = DEFAULT_SEEDS
     candle_cache: Path | None = None
+    ray: str = ""
 
 
 @dataclass(frozen=True)
@@ -397,12 +401,14 @@ class EvaluationWorker(ThreadWorker):
             signals = WalkForwardSignals(len(candles), signal_heads(labelled.annotations > 0),
                                          (DEFAULT_THRESHOLD,))
             held = HeldOutProbabilities(len(data))
-            self.outcome = evaluate(data, plan.model_config, plan.train_config,
-                                    folds=job.folds, device=plan.device,
-                                    provenance=job.series.provenance, on_event=self.relay.put,
-                                    stop=self.stop, settings=EvaluationConfig(seeds=job.seeds),
-                                    blind_position=blind, on_test_predictions=signals,
-                                    on_held_out=lambda fold, p: held.add(fold.test, p))
+            with self._cluster(plan):
+                self.outcome = evaluate(
+                    data, plan.model_config, plan.train_config, folds=job.folds,
+                    device=plan.device, provenance=job.series.provenance,
+                    on_event=self.relay.put, stop=self.stop, on_ray=bool(job.ray),
+                    settings=EvaluationConfig(seeds=job.seeds), blind_position=blind,
+                    on_test_predictions=signals,
+                    on_held_out=lambda fold, p: held.add(fold.test, p))
             if labelled.annotations:
                 marks = training.training_marks(job.annotations_db, job.series.market,
                                                 use_annotations=job.request.use_annotations,
@@ -420,6 +426,23 @@ class EvaluationWorker(ThreadWorker):
                 f"{type(exc).__name__}: {exc}"
             log.error("walk-forward evaluation failed: %s\n%s", message, tb)
             self.outcome = Failed("evaluation", message, tb, 0, 0, None)
+
+    @contextlib.contextmanager
+    def _cluster(self, plan) -> Iterator[None]:
+        """Connected to the job's Ray cluster while the block runs (``local``: one of as many
+        CPUs as ``workstation evaluate --ray local`` starts); nothing without one."""
+        if not self.job.ray:
+            yield
+            return
+        from ...ml.device import resolve_device
+        from ...ml.parallel_folds import default_workers
+        from ...ml.ray_folds import ray_cluster
+
+        threads = plan.train_config.cpu_threads
+        workers = default_workers(resolve_device(plan.device).type, threads)
+        with ray_cluster(self.job.ray, num_cpus=workers * threads) as where:
+            log.info("walk-forward evaluation: the folds train as tasks on %s", where)
+            yield
 
 
 class LiveWorker(ThreadWorker):
