@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPoint, QPointF, QSettings
+from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QScrollArea
 
@@ -382,3 +382,27 @@ def test_a_nearly_flat_line_of_big_numbers_still_gets_its_labels(qtbot, values):
     plot.redraw("step")
     qtbot.wait(20)
     assert len(plot.left_axis.label_rects()) >= 2 and len(plot.bottom_axis.label_rects()) >= 2
+
+
+def test_tab_walks_the_evaluation_settings_in_order(qtbot, windows):
+    """The evaluation's settings are disabled while the device warms up, when the window
+    chains its Tab order; left out of it, Tab jumped over them ever after: they follow the
+    tab bar now, in order."""
+    window = windows()
+    tabs = window.training.curves.tabs
+    view = window.training.evaluation
+    window.centre_tabs.setCurrentWidget(window.training_workspace.page)
+    tabs.setCurrentWidget(view)
+    settle(qtbot, window)
+    order = [view.folds, view.epochs, view.seeds, view.ray, view.run_button]
+    view.folds.setFocus()
+    qtbot.waitUntil(view.folds.hasFocus)
+    for widget in order[1:]:
+        QTest.keyClick(window.focusWidget(), Qt.Key.Key_Tab)
+        qtbot.waitUntil(widget.hasFocus, timeout=2_000)
+    tabs.tabBar().setFocus()
+    reached = []
+    for _ in range(6):
+        QTest.keyClick(window.focusWidget(), Qt.Key.Key_Tab)
+        reached.append(window.focusWidget())
+    assert view.folds in reached  # from the tab bar, the settings come before the tables

@@ -78,10 +78,6 @@ def types_text(widget: QWidget | None) -> bool:
     return False
 
 
-def takes_tab(widget: QWidget) -> bool:
-    return bool(widget.focusPolicy() & Qt.FocusPolicy.TabFocus) and widget.isEnabled()
-
-
 def focus_chain(window: QWidget) -> list[QWidget]:
     """Every widget of ``window``'s focus chain, in order, starting after the window."""
     out: list[QWidget] = []
@@ -93,8 +89,11 @@ def focus_chain(window: QWidget) -> list[QWidget]:
 
 
 def tab_stops(area: QWidget, chain: Sequence[QWidget]) -> list[QWidget]:
-    """``area``'s widgets that Tab can reach, in the chain's order."""
-    return [w for w in chain if (w is area or area.isAncestorOf(w)) and takes_tab(w)]
+    """``area``'s widgets that take Tab, in the chain's order; disabled ones too (Qt's Tab
+    skips them while they are: left out of the order, they would be left behind where it
+    was chained, and Tab would jump over them once they are enabled)."""
+    return [w for w in chain if (w is area or area.isAncestorOf(w))
+            and w.focusPolicy() & Qt.FocusPolicy.TabFocus]
 
 
 def set_tab_order(areas: Sequence[QWidget]) -> list[QWidget]:

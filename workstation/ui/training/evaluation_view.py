@@ -174,7 +174,7 @@ class EvaluationView(QWidget):
         self.seeds.setToolTip("Models trained per fold (seeds seed, seed + 1, ...): the margin is "
                               "their mean and the interval covers their spread")
         self.ray = QLineEdit()
-        self.ray.setPlaceholderText("none (local, or e.g. 10.0.0.5:6379)")
+        self.ray.setPlaceholderText("this process")
         self.ray.setToolTip("Train every fold and seed as a task on a Ray cluster: empty, in "
                             "this process; local, on one started on this machine; otherwise "
                             "at this address (host:port). The scores are the same. Ray is an "
