@@ -70,12 +70,16 @@ def test_a_prediction_at_ts_uses_only_the_data_up_to_ts(trained, tmp_path, capsy
     assert present["reference"].startswith("csv:btc.csv BTC/USDT")
 
 
-def test_predict_at_names_a_time_without_a_candle_and_a_missing_reference(trained, capsys):
+def test_predict_at_names_a_time_without_a_candle_and_a_missing_reference(trained, capsys,
+                                                                          paths):
     eth, _btc, files, run = trained
     assert main(["predict", "--source", f"csv:{files['eth']}", "--symbol", "ETH/USDT",
                  "--reference-source", f"csv:{files['btc']}", "--run", run,
                  "--at", str(int(eth.ts[-1]) + 3_600_000)]) == 1
     assert "no closed candle that opens at" in capsys.readouterr().err
+    # the files read went into the candle cache, BTC/USDT too: without it, the reference is
+    # nowhere to be found
+    paths.candle_cache.unlink()
     assert main(["predict", "--source", f"csv:{files['eth']}", "--symbol", "ETH/USDT",
                  "--run", run]) == 1
     assert "--reference-source csv:FILE" in capsys.readouterr().err
@@ -123,7 +127,7 @@ def test_a_run_with_a_reference_packed_for_a_cluster_takes_its_reference_along(
     assert [b["loss"] for b in read_history(CheckpointStore().run_dir(there)).batches] == here
 
 
-def test_a_run_with_a_reference_is_backtested_on_its_reference(trained, capsys):
+def test_a_run_with_a_reference_is_backtested_on_its_reference(trained, capsys, paths):
     _eth, _btc, files, run = trained
     series = ["--source", f"csv:{files['eth']}", "--symbol", "ETH/USDT"]
     assert main(["backtest", *series, "--signals", f"run:{run}", "--head", "candle",
@@ -131,6 +135,11 @@ def test_a_run_with_a_reference_is_backtested_on_its_reference(trained, capsys):
                  "--json"]) == 0
     results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(results) == 2 and len(results[0]["trades"]) > 0
+    # the cache holds the reference the run read (imported from its file): that one serves
+    assert main(["backtest", *series, "--signals", f"run:{run}", "--head", "candle",
+                 "--in-sample", "--threshold", "0", "--json"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == results
+    paths.candle_cache.unlink()  # without it, the reference is nowhere to be found
     assert main(["backtest", *series, "--signals", f"run:{run}", "--head", "candle",
                  "--in-sample"]) == 1
     assert "--reference-source csv:FILE" in capsys.readouterr().err

@@ -76,17 +76,18 @@ def demo_market(symbol: str | None, tf: Timeframe) -> DemoMarket:
 def load_series(spec: str, symbol: str | None, tf: Timeframe, *,
                 max_candles: int | None = None, cache_path: Path | None = None
                 ) -> tuple[Candles, SeriesKey]:
-    """Candles and their key for a source ``spec`` (see the module docstring)."""
+    """Candles and their key for a source ``spec`` (see the module docstring); a
+    ``csv:FILE`` is read through the candle cache (``open_candle_file``: parsed once)."""
     source = parse_source(spec)
     if source.kind == "demo":
         market = demo_market(symbol, tf)
         return market.history(int(time.time() * 1000), max_candles), market.key
     if not symbol:
         raise WorkstationError(f"--symbol is needed for source {spec.strip()!r}")
-    if source.kind == "file":
-        path = Path(source.argument).expanduser()
-        candles = read_candles_csv(path, tf)
-        key = SeriesKey(f"csv:{path.name}", symbol, tf)
+    if source.kind == "file":  # through the cache, as the window opens files: parsed once
+        opened = open_candle_file(source.argument, symbol, tf, symbol_ok=True,
+                                  cache_path=cache_path or app_paths().candle_cache)
+        candles, key = opened.candles, opened.key
     else:
         with CandleCache(cache_path or app_paths().candle_cache) as cache:
             key = _cached_key(cache, source, symbol, tf)

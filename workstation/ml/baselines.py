@@ -36,6 +36,7 @@ from .targets import CLASS_HEADS, CLASSES, MARKET_HEADS, MASKED, Targets
 
 QUANTILES = np.linspace(0.025, 0.975, 39)
 MAX_ROWS = 50_000       # training rows a logistic regression is fitted on (evenly spaced)
+PREDICT_ROWS = 1 << 16  # rows a baseline predicts at once
 MIN_ROWS = 30           # fewer targets than this: no logistic fit (the majority stands in)
 STEPS, LEARNING_RATE, L2 = 300, 0.5, 1e-4
 _HOUR_MS, HOURS = 3_600_000, 24
@@ -87,8 +88,7 @@ class Baselines:
             rule = np.where(volatility < fit.threshold, fit.below, fit.above)
             out["volatility"] = np.where(np.isfinite(volatility), rule, MASKED).astype(np.int64)
         if fit.weights is not None and fit.mean is not None and fit.scale is not None:
-            x = (self.features[start:stop].astype(np.float64) - fit.mean) / fit.scale
-            out["logistic"] = np.argmax(_logits(x, fit.weights), axis=1).astype(np.int64)
+            out["logistic"] = self._logistic(fit.weights, fit.mean, fit.scale, start, stop)
         classes = self.targets.classes(head)
         if head in MARKET_HEADS:
             back = np.arange(start, stop) - (1 if head == "candle" else self.horizon)
@@ -99,6 +99,17 @@ class Baselines:
             out["hour_of_day"] = fit.hours[hour_of_day(self.ts[start:stop])]
         if fit.lagged is not None:
             out.update(fit.lagged.predict(self.features, start, stop))
+        return out
+
+    def _logistic(self, weights: np.ndarray, mean: np.ndarray, scale: np.ndarray, start: int,
+                  stop: int) -> np.ndarray:
+        """The logistic baseline's class for ``[start, stop)``, ``PREDICT_ROWS`` at a time
+        (the features may be memory-mapped and longer than memory, ``feature_store``)."""
+        out = np.empty(stop - start, dtype=np.int64)
+        for begin in range(start, stop, PREDICT_ROWS):
+            end = min(begin + PREDICT_ROWS, stop)
+            x = (self.features[begin:end].astype(np.float64) - mean) / scale
+            out[begin - start:end - start] = np.argmax(_logits(x, weights), axis=1)
         return out
 
 
@@ -147,21 +158,22 @@ def _fit_logistic(x: np.ndarray, y: np.ndarray, n_classes: int) -> np.ndarray:
 
 def _fit_volatility(volatility: np.ndarray, y: np.ndarray, n_classes: int
                     ) -> tuple[float, int, int]:
-    """The threshold and the two classes that best fit "class A below, class B above"."""
-    order = np.argsort(volatility, kind="stable")
-    v, labels = volatility[order], y[order]
-    counts = np.cumsum(np.eye(n_classes, dtype=np.int64)[labels], axis=0)
-    total = counts[-1]
-    best: tuple[int, float, int, int] = (-1, float(v[0]), int(total.argmax()),
+    """The threshold and the two classes that best fit "class A below, class B above", among
+    the ``QUANTILES`` of ``volatility`` (a pass over the rows for each: no sorted copy)."""
+    total = np.bincount(y, minlength=n_classes)
+    best: tuple[int, float, int, int] = (-1, float(volatility.min()), int(total.argmax()),
                                          int(total.argmax()))
-    for q in QUANTILES:
-        k = int(np.searchsorted(v, np.quantile(v, q), side="left"))
-        below = counts[k - 1] if k else np.zeros(n_classes, dtype=np.int64)
+    for threshold in np.quantile(volatility, QUANTILES):
+        under = volatility < threshold
+        k = int(np.count_nonzero(under))
+        below = np.bincount(y[under], minlength=n_classes)
         above = total - below
         right = int(below.max() + above.max())
         if right > best[0]:
-            best = (right, float(v[k]) if k < len(v) else float(v[-1]),
-                    int(below.argmax()) if k else int(above.argmax()), int(above.argmax()))
+            at = float(volatility[~under].min()) if k < len(volatility) else \
+                float(volatility.max())
+            best = (right, at, int(below.argmax()) if k else int(above.argmax()),
+                    int(above.argmax()))
     return best[1:]
 
 

@@ -5,7 +5,9 @@ Every position of a window is a training example (the model is causal). Windows 
 largest, up to ``seq_len`` (no overlap), that gives an epoch ``TrainConfig.batches_per_epoch``
 batches, so a short series trains on overlapping windows rather than on a handful of steps.
 A batch is one gather of ``starts[:, None] + arange(seq_len)`` from tensors already on the
-device: no per-sample Python and no host-to-device copy per step.
+device: no per-sample Python and no host-to-device copy per step. On the CPU the tensors share
+the arrays' memory; a long series' features are memory-mapped from a scratch file
+(``feature_store``), so they take memory only for the pages the batches read.
 
 Where the training and validation spans lie is ``split``'s rule; a sampler draws windows from
 one span or several (training before and after a validation span carved from the marks).
@@ -19,8 +21,11 @@ import numpy as np
 import torch
 
 from ..errors import WorkstationError
-from .features import FeatureSpec, make_features
+from .feature_store import series_features
+from .features import FeatureSpec
 from .targets import Targets, TargetSpec, make_targets
+
+_CHECK_ROWS = 1 << 18  # rows the finiteness check reads at once
 
 
 @dataclass
@@ -55,13 +60,19 @@ class TrainingData:
         ``levels``: the market's drawn levels, if they read them."""
         feature_spec = feature_spec or FeatureSpec()
         target_spec = target_spec or TargetSpec()
-        return cls(make_features(candles, feature_spec, reference, levels),
+        return cls(series_features(candles, feature_spec, reference, levels),
                    make_targets(candles, target_spec, trader), feature_spec, target_spec,
                    np.asarray(candles.ts, dtype=np.int64))
 
     def first_nonfinite_row(self) -> int | None:
-        bad = np.flatnonzero(~np.isfinite(self.features).all(axis=1))
-        return int(bad[0]) if bad.size else None
+        """The first row with a value that is not finite (None: every row is), read a chunk
+        at a time (features may be memory-mapped, ``feature_store``)."""
+        for start in range(0, len(self.features), _CHECK_ROWS):
+            bad = np.flatnonzero(~np.isfinite(self.features[start:start + _CHECK_ROWS])
+                                 .all(axis=1))
+            if bad.size:
+                return start + int(bad[0])
+        return None
 
 
 @dataclass

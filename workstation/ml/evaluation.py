@@ -139,9 +139,11 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
             baselines = fitted.predict(head, *fold.test)
             scored[head] = scored_head(head, truth, predicted[:, h], baselines, days,
                                        seed=train_config.seed + fold.index)
-            pooled[head].append((truth, predicted[:, h], baselines, days))
+            pooled[head].append((fold.test, _compact(predicted[:, h]),
+                                 {name: _compact(b) for name, b in baselines.items()}))
         per_fold.append(scored)
-        positions, predicted_positions, _, _ = pooled["position"][-1]
+        positions = data.targets.position[slice(*fold.test)]
+        predicted_positions = predicted[:, CLASS_HEADS.index("position")]
         fold_seed = train_config.seed + fold.index
         spans.append(span_tallies(positions, predicted_positions, data.ts[slice(*fold.test)],
                                   seed=fold_seed))
@@ -159,7 +161,8 @@ def evaluate(data: TrainingData, model_config: TradingTransformerConfig,
                             fold_events[-1] if marked else None))
     primary = settings.primary or ("position" if marked else "candle")
     summary, fold_heads = _adjusted(
-        {head: _pooled_score(head, parts, train_config.seed) for head, parts in pooled.items()},
+        {head: _pooled_score(data, head, parts, train_config.seed)
+         for head, parts in pooled.items()},
         per_fold, primary)
     pooled_events = trade_events(spans, train_config.seed) if marked else None
     if pooled_events is not None and blind_position is not None:
@@ -188,12 +191,19 @@ def _adjusted(summary: dict[str, _Scored], per_fold: list[dict[str, _Scored]], p
     return out[0], tuple(out[1:])
 
 
-def _pooled_score(head: str, parts: list, seed: int) -> _Scored:
-    """One score over every fold's test span (baselines missing in a fold count as wrong)."""
-    names = sorted({name for _, _, baselines, _ in parts for name in baselines})
-    truth = np.concatenate([t for t, _, _, _ in parts])
-    predicted = np.concatenate([p for _, p, _, _ in parts], axis=1)
-    days = np.concatenate([d for _, _, _, d in parts])
-    baselines = {name: np.concatenate([b.get(name, np.full(len(t), MASKED)) for t, _, b, _ in
-                                       parts]) for name in names}
+def _compact(classes: np.ndarray) -> np.ndarray:
+    """Predicted classes (-1 to 2) as int8 while they wait to be pooled: every fold's test
+    span is kept, so they take an eighth of the memory."""
+    return np.asarray(classes).astype(np.int8)
+
+
+def _pooled_score(data: TrainingData, head: str, parts: list, seed: int) -> _Scored:
+    """One score over every fold's test span (baselines missing in a fold count as wrong);
+    ``parts``: each fold's test span, predicted classes and baselines' classes."""
+    names = sorted({name for _, _, baselines in parts for name in baselines})
+    truth = np.concatenate([data.targets.classes(head)[slice(*span)] for span, _, _ in parts])
+    predicted = np.concatenate([p for _, p, _ in parts], axis=1)
+    days = np.concatenate([day_blocks(data.ts[slice(*span)]) for span, _, _ in parts])
+    baselines = {name: np.concatenate([b.get(name, np.full(span[1] - span[0], MASKED, np.int8))
+                                       for span, _, b in parts]) for name in names}
     return scored_head(head, truth, predicted, baselines, days, seed=seed)

@@ -39,7 +39,8 @@ from .config import PRESET_LR, TradingTransformerConfig, TrainConfig, preset_con
 from .context import reference_span
 from .device import check_device_spec
 from .distributed import World
-from .features import FeatureSpec, make_features
+from .feature_store import series_features
+from .features import FeatureSpec
 from .level_columns import levels_for
 from .manifest import labels_sha256, make_manifest
 from .targets import TRADER_HEADS, Targets, TargetSpec, make_targets
@@ -272,10 +273,10 @@ def training_data(training: TrainingPlan, candles: Candles, series: SeriesKey, *
                             annotations_db=annotations_db,
                             use_annotations=training.request.use_annotations,
                             marks=training.request.marks)
-    data = TrainingData(make_features(candles, training.feature_spec,
-                                      reference.candles if reference else None,
-                                      levels_for(training.feature_spec, annotations_db,
-                                                 series.market)),
+    data = TrainingData(series_features(candles, training.feature_spec,
+                                        reference.candles if reference else None,
+                                        levels_for(training.feature_spec, annotations_db,
+                                                   series.market)),
                         labelled.targets,
                         training.feature_spec, training.target_spec,
                         np.asarray(candles.ts, dtype=np.int64))

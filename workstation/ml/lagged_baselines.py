@@ -148,10 +148,11 @@ def fit_lagged(features: np.ndarray, classes: np.ndarray, train: tuple[int, int]
     """Both lagged baselines of one head, fitted on the targets ``classes`` (``MASKED``
     where none) of candles ``train`` only; None with fewer than two classes there."""
     start, stop = train
-    labelled = np.flatnonzero(classes[start:stop] != MASKED) + start
-    if not _two_classes(classes[labelled]):
+    span = classes[start:stop]
+    if not _two_classes(span[span != MASKED]):
         return None
     lags, scores = choose_lags(features, classes, train, max_lags, gap)
+    labelled = np.flatnonzero(span != MASKED) + start  # after: one such index at a time
     rows, tree_rows = _evenly(labelled, FIT_ROWS), _evenly(labelled, TREE_ROWS)
     if not (_two_classes(classes[rows]) and _two_classes(classes[tree_rows])):
         return None

@@ -42,6 +42,7 @@ TRADER_HEADS = ("position", "regime")  # learned from the trader's marks
 MASKED = -1
 TARGETS_VERSION = 2
 FLAT_BANDS = ("volatility", "bps")
+CHUNK_ROWS = 1 << 20  # candles whose market targets are made at once
 
 
 @dataclass(frozen=True)
@@ -233,16 +234,43 @@ def check_labels(labels, n: int, head: str) -> np.ndarray:
         i = int(bad[0])
         raise WorkstationError(f"{head} label at candle {i} is {int(array[i])}; use -1 for "
                                f"none or 0..{len(names) - 1} ({', '.join(names)})")
-    return array.astype(np.int64)
+    return array.astype(np.int64, copy=False)
 
 
 def make_targets(candles, spec: TargetSpec | None = None, trader=None) -> Targets:
     """Targets for every candle of ``candles``. ``trader`` holds the trader's ``position``
     and ``regime`` labels per candle (``annotations.targets.TraderTargets``); None masks
-    those heads."""
+    those heads. The market targets are made ``CHUNK_ROWS`` candles at a time, each chunk
+    from the closes its rows read (the volatility window before, the horizon after), so a
+    long series needs no more scratch memory than a short one and gets the same values."""
     spec = spec or TargetSpec()
     n = len(candles)
-    log_close = np.log(np.asarray(candles.close, dtype=np.float64))
+    close = np.asarray(candles.close, dtype=np.float64)
+    candle = np.empty(n, dtype=np.int64)
+    trend = np.empty(n, dtype=np.int64)
+    next_bps = np.empty(n, dtype=np.float32)
+    volatility = np.empty(n, dtype=np.float64)
+    for a in range(0, n, CHUNK_ROWS):
+        b = min(n, a + CHUNK_ROWS)
+        first, last = max(0, a - spec.volatility_window), min(n, b + spec.horizon)
+        rows = slice(a - first, b - first)
+        parts = _market_targets(np.log(close[first:last]), spec)
+        outputs: tuple[np.ndarray, ...] = (candle, trend, next_bps, volatility)
+        for out, part in zip(outputs, parts, strict=True):
+            out[a:b] = part[rows]
+    position = np.full(n, MASKED, dtype=np.int64)
+    regime = np.full(n, MASKED, dtype=np.int64)
+    if trader is not None:
+        position = check_labels(trader.position, n, "position")
+        regime = check_labels(trader.regime, n, "regime")
+    return Targets(candle, trend, position, regime, next_bps, volatility)
+
+
+def _market_targets(log_close: np.ndarray, spec: TargetSpec
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The candle and trend classes, the next return (float32 bps) and the trailing volatility
+    of every close of ``log_close`` (the last ones masked: no next candle, no horizon)."""
+    n = len(log_close)
     horizon = spec.horizon
     volatility = trailing_volatility_bps(log_close, spec.volatility_window)
     known = np.where(np.isfinite(volatility), volatility, 0.0)
@@ -262,9 +290,4 @@ def make_targets(candles, spec: TargetSpec | None = None, trader=None) -> Target
         unknown = ~np.isfinite(volatility)
         candle[unknown] = MASKED
         trend[unknown] = MASKED
-    position = np.full(n, MASKED, dtype=np.int64)
-    regime = np.full(n, MASKED, dtype=np.int64)
-    if trader is not None:
-        position = check_labels(trader.position, n, "position")
-        regime = check_labels(trader.regime, n, "regime")
-    return Targets(candle, trend, position, regime, next_bps.astype(np.float32), volatility)
+    return candle, trend, next_bps.astype(np.float32), volatility
